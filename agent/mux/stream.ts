@@ -1,0 +1,149 @@
+import { Duplex } from 'node:stream';
+import { INITIAL_WINDOW, MAX_DATA_PAYLOAD, MAX_WINDOW, ProtocolError } from './frame';
+
+/** What a stream needs from the session that carries it. */
+export interface StreamCarrier {
+  sendData(streamId: number, chunk: Buffer): void;
+  sendWindow(streamId: number, credit: number): void;
+  sendFin(streamId: number): void;
+  sendReset(streamId: number, reason: string): void;
+  /** Calls `done` once the transport has room again (at once when it has). */
+  whenWritable(done: () => void): void;
+  forget(streamId: number): void;
+}
+
+interface PendingWrite {
+  chunk: Buffer;
+  offset: number;
+  callback: (error?: Error | null) => void;
+}
+
+/**
+ * One multiplexed stream as a Node Duplex.
+ *
+ * Flow control: the peer may send at most `INITIAL_WINDOW` bytes before we grant more.
+ * We grant credit only for bytes the reader has taken (pushed into the readable side
+ * without it reporting full), so a slow reader stops the sender instead of growing our
+ * memory. Writes wait for credit from the peer and for room in the shared transport.
+ */
+export class MuxStream extends Duplex {
+  readonly streamId: number;
+  private readonly carrier: StreamCarrier;
+  private sendCredit = INITIAL_WINDOW;
+  /** Bytes the peer may still send before we grant more. */
+  private receiveAllowance = INITIAL_WINDOW;
+  private unacknowledged = 0;
+  private readonly inbox: Buffer[] = [];
+  private readerWantsMore = false;
+  private pendingWrite: PendingWrite | undefined;
+  /** The acceptor holds its writes until it has told the opener the stream is ready. */
+  private ready: boolean;
+  private localFinSent = false;
+  private remoteFinSeen = false;
+  private resetSeen = false;
+
+  constructor(carrier: StreamCarrier, streamId: number, ready: boolean) {
+    super({ allowHalfOpen: true, readableHighWaterMark: 64 * 1024, writableHighWaterMark: 64 * 1024 });
+    this.carrier = carrier;
+    this.streamId = streamId;
+    this.ready = ready;
+  }
+
+  /** The stream was accepted: writes may start. */
+  markReady(): void {
+    this.ready = true;
+    this.emit('ready');
+    this.pump();
+  }
+
+  receiveData(chunk: Buffer): void {
+    if (this.remoteFinSeen) throw new ProtocolError(`data after end on stream ${this.streamId}`);
+    if (chunk.length > this.receiveAllowance) {
+      throw new ProtocolError(`stream ${this.streamId} overran its window`);
+    }
+    this.receiveAllowance -= chunk.length;
+    if (this.destroyed) return;
+    this.inbox.push(chunk);
+    this.deliver();
+  }
+
+  receiveWindow(credit: number): void {
+    if (this.sendCredit + credit > MAX_WINDOW) throw new ProtocolError(`window overflow on ${this.streamId}`);
+    this.sendCredit += credit;
+    this.pump();
+  }
+
+  receiveFin(): void {
+    if (this.remoteFinSeen) throw new ProtocolError(`second end on stream ${this.streamId}`);
+    this.remoteFinSeen = true;
+    this.deliver();
+  }
+
+  receiveReset(reason: string): void {
+    this.resetSeen = true;
+    this.destroy(new Error(reason || 'stream reset by peer'));
+  }
+
+  override _read(): void {
+    this.readerWantsMore = true;
+    this.deliver();
+  }
+
+  private deliver(): void {
+    while (this.readerWantsMore && this.inbox.length > 0) {
+      const chunk = this.inbox.shift()!;
+      this.unacknowledged += chunk.length;
+      if (!this.push(chunk)) this.readerWantsMore = false;
+    }
+    // Grant credit in large steps: one window frame per half window keeps the
+    // control traffic small while the sender never stalls on a fast reader.
+    if (this.unacknowledged >= INITIAL_WINDOW / 2 && !this.remoteFinSeen && !this.destroyed) {
+      this.receiveAllowance += this.unacknowledged;
+      this.carrier.sendWindow(this.streamId, this.unacknowledged);
+      this.unacknowledged = 0;
+    }
+    if (this.remoteFinSeen && this.inbox.length === 0 && !this.readableEnded) this.push(null);
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.pendingWrite = { chunk, offset: 0, callback };
+    this.pump();
+  }
+
+  private pump(): void {
+    const write = this.pendingWrite;
+    if (!write || !this.ready || this.destroyed) return;
+    while (write.offset < write.chunk.length && this.sendCredit > 0) {
+      const size = Math.min(write.chunk.length - write.offset, this.sendCredit, MAX_DATA_PAYLOAD);
+      this.carrier.sendData(this.streamId, write.chunk.subarray(write.offset, write.offset + size));
+      write.offset += size;
+      this.sendCredit -= size;
+    }
+    if (write.offset === write.chunk.length) {
+      this.pendingWrite = undefined;
+      this.carrier.whenWritable(() => write.callback());
+    }
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    const finish = () => {
+      if (this.destroyed) return callback();
+      this.localFinSent = true;
+      this.carrier.sendFin(this.streamId);
+      callback();
+    };
+    if (this.ready) finish();
+    else this.once('ready', finish);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    const cleanlyClosed = this.localFinSent && this.remoteFinSeen;
+    if (!cleanlyClosed && !this.resetSeen) this.carrier.sendReset(this.streamId, error?.message ?? 'closed');
+    this.carrier.forget(this.streamId);
+    this.inbox.length = 0;
+    const write = this.pendingWrite;
+    this.pendingWrite = undefined;
+    if (write) write.callback(error ?? new Error('stream closed'));
+    callback(error);
+  }
+}

@@ -1,0 +1,203 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
+import { expect } from 'chai';
+import { INITIAL_WINDOW } from '../../../agent/mux';
+import { encodeFrame, FrameType } from '../../../agent/mux/frame';
+import { echo, readAll, TunnelPair } from './mux-fixture';
+
+const sha = (buf: Buffer) => createHash('sha256').update(buf).digest('hex');
+
+describe('agent/mux over a WebSocket', function () {
+  this.timeout(15_000);
+  let pair: TunnelPair;
+
+  beforeEach(async () => {
+    pair = await TunnelPair.start();
+  });
+  afterEach(async () => {
+    await pair.stop();
+  });
+
+  it('hands the agent the header the server opened the stream with', async () => {
+    const headers: unknown[] = [];
+    const agentClosed: Promise<unknown>[] = [];
+    const { tunnel } = await pair.connect((header, stream) => {
+      headers.push(header);
+      agentClosed.push(once(stream, 'close'));
+      stream.resume();
+      stream.end();
+    });
+    for (const header of [{ kind: 'tcp', host: '10.0.0.5', port: 8080 }, { kind: 'ssh' }] as const) {
+      const stream = await tunnel.open(header);
+      stream.end();
+      await readAll(stream);
+    }
+    expect(headers).to.deep.equal([{ kind: 'tcp', host: '10.0.0.5', port: 8080 }, { kind: 'ssh' }]);
+    await Promise.all(agentClosed);
+  });
+
+  it('half-closes: each direction ends on its own', async () => {
+    let agentStream: Duplex | undefined;
+    const { tunnel } = await pair.connect((_header, stream) => {
+      agentStream = stream;
+    });
+    const stream = await tunnel.open({ kind: 'ssh' });
+    const agentGot = readAll(agentStream!);
+    stream.end('request');
+    expect((await agentGot).toString()).to.equal('request');
+    // The server's direction is finished, the agent's is still open.
+    agentStream!.write('reply part 1, ');
+    agentStream!.end('part 2');
+    const closed = once(stream, 'close');
+    expect((await readAll(stream)).toString()).to.equal('reply part 1, part 2');
+    await closed;
+    expect(tunnel.streamCount).to.equal(0);
+  });
+
+  it('runs many concurrent streams without mixing their bytes', async () => {
+    const { tunnel } = await pair.connect(echo);
+    const results = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const stream = await tunnel.open({ kind: 'ssh' });
+        const sent = randomBytes(1000 + i * 517);
+        const received = readAll(stream);
+        stream.end(sent);
+        return sha(await received) === sha(sent);
+      }),
+    );
+    expect(results.every(Boolean)).to.equal(true);
+    expect(results).to.have.length(200);
+  });
+
+  it('stops the sender at the window while the reader does not read, then delivers everything', async () => {
+    let agentStream: Duplex | undefined;
+    const { tunnel } = await pair.connect((_header, stream) => {
+      agentStream = stream;
+      stream.pause();
+    });
+    const stream = await tunnel.open({ kind: 'ssh' });
+    const total = 8 * INITIAL_WINDOW;
+    const sent = randomBytes(total);
+    let offset = 0;
+    // Write until the stream says stop, and keep writing on 'drain' until all is queued.
+    const writer = new Promise<void>((resolve) => {
+      const writeMore = () => {
+        while (offset < total) {
+          const chunk = sent.subarray(offset, offset + 16 * 1024);
+          offset += chunk.length;
+          if (!stream.write(chunk)) return void stream.once('drain', writeMore);
+        }
+        stream.end();
+        resolve();
+      };
+      writeMore();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The agent end holds at most one window plus its readable buffer; the rest waits
+    // in the server end's writable side, not in flight.
+    expect(agentStream!.readableLength).to.be.at.most(INITIAL_WINDOW + 64 * 1024);
+    expect(stream.writableNeedDrain).to.equal(true);
+    expect(offset).to.be.below(total);
+    const received = readAll(agentStream!);
+    agentStream!.resume();
+    await writer;
+    expect(sha(await received)).to.equal(sha(sent));
+    agentStream!.end();
+    await readAll(stream);
+  });
+
+  it('answers ping with a round-trip time', async () => {
+    const { tunnel, agent } = await pair.connect(echo);
+    const rtt = await tunnel.ping();
+    expect(rtt).to.be.a('number').and.to.be.at.least(0);
+    expect(await agent.ping()).to.be.at.least(0);
+  });
+
+  it('rejects open with the reason when the agent refuses the stream', async () => {
+    const { tunnel } = await pair.connect(async () => {
+      throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+    });
+    let error: Error | undefined;
+    await tunnel.open({ kind: 'tcp', host: '127.0.0.1', port: 1 }).catch((e: Error) => {
+      error = e;
+    });
+    expect(error?.message).to.equal('connect ECONNREFUSED 127.0.0.1:1');
+    expect(tunnel.closed).to.equal(false);
+    expect(await tunnel.ping()).to.be.at.least(0);
+  });
+
+  it('resets the peer stream when one end destroys it', async () => {
+    let agentStream: Duplex | undefined;
+    const { tunnel } = await pair.connect((_header, stream) => {
+      agentStream = stream;
+    });
+    const stream = await tunnel.open({ kind: 'ssh' });
+    const errored = once(agentStream!, 'error');
+    stream.destroy();
+    const [error] = (await errored) as [Error];
+    expect(error.message).to.equal('closed');
+    expect(agentStream!.destroyed).to.equal(true);
+    expect(tunnel.closed).to.equal(false);
+  });
+
+  it('closing the tunnel closes every stream at both ends', async () => {
+    const agentStreams: Duplex[] = [];
+    const { tunnel, agent } = await pair.connect((_header, stream) => {
+      agentStreams.push(stream);
+    });
+    const streams = await Promise.all([1, 2, 3].map(() => tunnel.open({ kind: 'ssh' })));
+    for (const s of [...streams, ...agentStreams]) s.on('error', () => {});
+    const agentClosed = once(agent, 'close');
+    tunnel.close();
+    await agentClosed;
+    await Promise.all([...streams, ...agentStreams].map((s) => (s.destroyed ? null : once(s, 'close'))));
+    expect([...streams, ...agentStreams].every((s) => s.destroyed)).to.equal(true);
+    await tunnel.open({ kind: 'ssh' }).then(
+      () => expect.fail('open on a closed tunnel must fail'),
+      (e: Error) => expect(e.message).to.equal('tunnel closed'),
+    );
+  });
+
+  for (const [name, frame] of [
+    ['an unknown frame type', Buffer.from([0x63, 0, 0, 0, 1, 0, 0, 0, 0])],
+    [
+      'an oversized frame',
+      (() => {
+        const f = Buffer.alloc(9);
+        f.writeUInt8(FrameType.data, 0);
+        f.writeUInt32BE(1, 1);
+        f.writeUInt32BE(10 * 1024 * 1024, 5);
+        return f;
+      })(),
+    ],
+    ['data for a stream never opened', encodeFrame(FrameType.data, 99, Buffer.from('x'))],
+    ['an open frame from the agent', encodeFrame(FrameType.open, 1, Buffer.from('{"kind":"ssh"}'))],
+  ] as const) {
+    it(`closes only that tunnel on ${name}`, async () => {
+      const bad = await pair.connect(echo);
+      const good = await pair.connect(echo);
+      const goodStream = await good.tunnel.open({ kind: 'ssh' });
+      let protocolErrors = 0;
+      bad.tunnel.on('protocolError', () => protocolErrors++);
+      const closed = once(bad.tunnel, 'close');
+      bad.agentSocket.send(frame);
+      await closed;
+      expect(protocolErrors).to.equal(1);
+      expect(bad.tunnel.closed).to.equal(true);
+      // The other tunnel and its open stream carry on.
+      expect(good.tunnel.closed).to.equal(false);
+      const reply = readAll(goodStream);
+      goodStream.end('still here');
+      expect((await reply).toString()).to.equal('still here');
+    });
+  }
+
+  it('closes the agent end on a malformed stream header', async () => {
+    const { agent, serverSocket } = await pair.connect(echo);
+    const closed = once(agent, 'close');
+    serverSocket.send(encodeFrame(FrameType.open, 1, Buffer.from('{"kind":"telnet"}')));
+    const [error] = (await closed) as [Error];
+    expect(error.message).to.equal('malformed stream header');
+  });
+});
