@@ -1,0 +1,288 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import { type AwilixContainer, asValue, createContainer, InjectionMode, type Resolver } from 'awilix';
+import type { Knex } from 'knex';
+import { TokenService } from './auth/tokens';
+import { type Cache, createCache } from './cache';
+import { ConfigError, loadConfig } from './config/load';
+import type { Config } from './config/schema';
+import { Hooks } from './hooks';
+import type { Cradle, RegisteredRoute, RouteDef, RouteSchema } from './http/route';
+import { buildRouter, type CallerResolvers } from './http/router';
+import { attachUpgrades, createHttpApp, type UpgradeHandler } from './http/server';
+import { createLogger, type Logger } from './log';
+import { Metrics } from './metrics';
+import { openapiDocument } from './openapi';
+import { operationsRouter } from './operations';
+import type { BootContext, InstanceFeatures, PluginManifest } from './plugin';
+import { pluginLoaders } from './plugins';
+import { SshGateway } from './ssh/gateway';
+import { openDatabase } from './store/db';
+import { type InstanceKeys, loadInstanceKeys } from './store/keys';
+import { migrateLatest, storeState } from './store/migrate';
+import { createAjv } from './validation';
+import { version } from './version';
+
+export interface KernelOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Config values that win over files and environment (tests, CLI flags). */
+  overrides?: Record<string, unknown>;
+  /** Keep the embedded database in memory (tests). */
+  memoryDb?: boolean;
+  /** Skip binding the SSH gateway (CLI commands that only need the store). */
+  ssh?: boolean;
+  /** Skip binding HTTP (CLI commands that only need the store). */
+  http?: boolean;
+}
+
+/**
+ * One Gatehouse server. The boot sequence reads as the table of contents:
+ * config -> plugins register -> store -> migrations -> keys -> plugins boot -> HTTP -> SSH -> jobs.
+ * `stop` runs the same phases in reverse. Each phase is timed in the log.
+ */
+export class Kernel {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly hooks = new Hooks();
+  readonly metrics = new Metrics();
+  readonly container: AwilixContainer<Cradle>;
+  readonly routes: RegisteredRoute[] = [];
+  readonly features: InstanceFeatures = { authentication: { local: true, saml: false } };
+  readonly plugins: PluginManifest[];
+  private readonly upgrades: UpgradeHandler[] = [];
+  private readonly resolvers: CallerResolvers = {};
+  private readonly jobs: NodeJS.Timeout[] = [];
+  private readonly running: Promise<void>[] = [];
+  private httpServer: Server | undefined;
+  private gateway: SshGateway | undefined;
+  private db: Knex | undefined;
+  private cache: Cache | undefined;
+  private started = false;
+
+  private constructor(
+    config: Config,
+    log: Logger,
+    plugins: PluginManifest[],
+    private readonly opts: KernelOptions,
+  ) {
+    this.config = config;
+    this.log = log;
+    this.plugins = plugins;
+    this.container = createContainer<Cradle>({ injectionMode: InjectionMode.PROXY, strict: true });
+    this.container.register({
+      config: asValue(config),
+      log: asValue(log),
+      hooks: asValue(this.hooks),
+      metrics: asValue(this.metrics),
+      features: asValue(this.features),
+      kernel: asValue(this),
+      caller: asValue({ kind: 'anonymous' }),
+      tenantId: asValue(undefined),
+    } as Record<string, Resolver<unknown>>);
+  }
+
+  /** The configuration of files alone (no environment), for the reference documentation. */
+  static defaults(): Config {
+    return loadConfig({}, {});
+  }
+
+  /** Loads config and plugins and runs every plugin's `register` (no I/O). */
+  static async create(opts: KernelOptions = {}): Promise<Kernel> {
+    const config = loadConfig(opts.env ?? process.env, opts.overrides ?? {});
+    const log = createLogger(config);
+    const plugins: PluginManifest[] = [];
+    for (const name of config.plugins) {
+      const load = pluginLoaders[name];
+      if (!load) throw new ConfigError(`config: plugins lists "${name}", which is not a Gatehouse plugin`);
+      const manifest = await load();
+      for (const dep of manifest.dependsOn) {
+        if (!plugins.some((p) => p.name === dep)) {
+          throw new ConfigError(`config: plugin "${name}" needs "${dep}" loaded before it`);
+        }
+      }
+      plugins.push(manifest);
+    }
+    const kernel = new Kernel(config, log, plugins, opts);
+    await kernel.timed('register', async () => {
+      for (const p of plugins) kernel.registerPlugin(p);
+    });
+    return kernel;
+  }
+
+  private registerPlugin(p: PluginManifest): void {
+    const own = (this.config.pluginConfig[p.name] ?? {}) as Record<string, unknown>;
+    if (p.configSchema) {
+      const validate = createAjv().compile(p.configSchema);
+      if (!validate(own)) {
+        const e = validate.errors?.[0];
+        throw new ConfigError(
+          `config: pluginConfig.${p.name}${e?.instancePath.replaceAll('/', '.') ?? ''} ${e?.message}`,
+        );
+      }
+    }
+    p.register({
+      config: this.config,
+      pluginConfig: own,
+      log: this.log.child({ plugin: p.name }),
+      hooks: this.hooks,
+      features: this.features,
+      provide: (entries) => this.container.register(entries),
+      routes: (defs) => {
+        for (const def of defs as RouteDef<RouteSchema>[]) {
+          if (this.routes.some((r) => r.method === def.method && r.path === def.path)) {
+            throw new Error(`plugin ${p.name}: route ${def.method} ${def.path} is already registered`);
+          }
+          this.routes.push({ ...def, plugin: p.name });
+        }
+      },
+      upgrade: (h) => this.upgrades.push(h),
+      resolvers: (r) => Object.assign(this.resolvers, r),
+      resolve: (name) => this.container.resolve(name),
+    });
+  }
+
+  /** The migration owners of this edition: core first, then each plugin's folder. */
+  get migrationOwners(): string[] {
+    return [
+      'core',
+      ...this.plugins.filter((p) => p.migrations !== false).map((p) => String(p.migrations ?? p.name)),
+    ];
+  }
+
+  openapi(): Record<string, unknown> {
+    return openapiDocument(this.routes, { edition: this.config.edition, version });
+  }
+
+  /** Opens the store and migrates it (the part of start that CLI commands need). */
+  async openStore(): Promise<Knex> {
+    if (this.db) return this.db;
+    const db = await this.timed('store', async () => {
+      const db = openDatabase(this.config, { memory: this.opts.memoryDb ?? false });
+      await db.raw('select 1');
+      return db;
+    });
+    this.db = db;
+    this.cache = createCache(this.config.redis.url);
+    await this.timed('migrate', async () => {
+      const state = await storeState(db, this.migrationOwners);
+      if (state.kind !== 'ready') {
+        const applied = await migrateLatest(db, this.migrationOwners);
+        this.log.info({ state: state.kind, applied }, 'store migrated');
+      }
+    });
+    const keys = await this.timed('keys', () => loadInstanceKeys(db));
+    this.container.register({
+      db: asValue(db),
+      cache: asValue(this.cache),
+      keys: asValue(keys),
+      tokens: asValue(new TokenService(keys.jwtPrivate, keys.jwtPublic, this.config.auth.tokenTtl)),
+    } as Record<string, Resolver<unknown>>);
+    return db;
+  }
+
+  async start(): Promise<this> {
+    const db = await this.openStore();
+    const ctx = this.bootContext(db);
+    await this.timed('boot', async () => {
+      for (const p of this.plugins) await p.boot?.(ctx);
+    });
+    this.started = true;
+    if (this.opts.http !== false) await this.timed('http', () => this.listenHttp());
+    if (this.opts.ssh !== false) {
+      await this.timed('ssh', async () => {
+        this.gateway = new SshGateway(this.container, this.config, this.log.child({ part: 'ssh' }));
+        await this.gateway.listen(this.config.ssh.port, this.config.ssh.host);
+      });
+    }
+    return this;
+  }
+
+  private bootContext(db: Knex): BootContext {
+    return {
+      config: this.config,
+      log: this.log,
+      db,
+      cache: this.cache as Cache,
+      hooks: this.hooks,
+      container: this.container,
+      every: (seconds, name, fn) => {
+        const timer = setInterval(() => {
+          const run = fn().catch((err: unknown) => this.log.error({ err, job: name }, 'job failed'));
+          this.running.push(run);
+          void run.finally(() => this.running.splice(this.running.indexOf(run), 1));
+        }, seconds * 1000);
+        timer.unref();
+        this.jobs.push(timer);
+      },
+    };
+  }
+
+  private async listenHttp(): Promise<void> {
+    const api = buildRouter(this.routes, this.container, {
+      tokens: () => this.container.resolve('tokens' as never) as TokenService,
+      resolvers: this.resolvers,
+    });
+    const ops = operationsRouter(this);
+    const app = createHttpApp({
+      config: this.config,
+      log: this.log,
+      metrics: this.metrics,
+      routers: [ops, api],
+    });
+    const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
+    attachUpgrades(server, this.upgrades, this.log);
+    server.listen(this.config.http.port, this.config.http.host);
+    await once(server, 'listening');
+    this.httpServer = server;
+    this.log.info({ url: this.httpUrl, ssh: this.config.ssh.port }, 'listening');
+  }
+
+  /** The address HTTP is bound to (useful with port 0). */
+  get httpPort(): number {
+    return (this.httpServer?.address() as AddressInfo | null)?.port ?? this.config.http.port;
+  }
+  get sshPort(): number {
+    return this.gateway?.port ?? this.config.ssh.port;
+  }
+  get httpUrl(): string {
+    return `http://127.0.0.1:${this.httpPort}`;
+  }
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  /** Reverse of start: jobs, SSH, HTTP (in-flight requests finish), plugins, container, store. */
+  async stop(): Promise<void> {
+    await this.timed('stop', async () => {
+      for (const t of this.jobs.splice(0)) clearInterval(t);
+      await Promise.allSettled(this.running);
+      await this.gateway?.close();
+      if (this.httpServer) {
+        const server = this.httpServer;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
+        await closed;
+        clearTimeout(force);
+      }
+      if (this.started && this.db) {
+        const ctx = this.bootContext(this.db);
+        for (const p of [...this.plugins].reverse()) await p.shutdown?.(ctx);
+      }
+      await this.container.dispose();
+      await this.db?.destroy();
+      await this.cache?.close();
+    });
+  }
+
+  private async timed<T>(phase: string, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await fn();
+    this.log.info({ phase, ms: Math.round(performance.now() - started) }, `phase ${phase} done`);
+    return result;
+  }
+}
+
+export { Router };

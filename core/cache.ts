@@ -1,0 +1,98 @@
+import { Redis } from 'ioredis';
+
+/**
+ * The small shared-state interface Gatehouse needs: counters with expiry (lockout, rate limits) and short-lived
+ * values (MFA tokens, leases). Redis when configured, otherwise an in-process map (one server only).
+ */
+export interface Cache {
+  get(key: string): Promise<string | null>;
+  /** Sets a value; `ttlSeconds` 0 keeps it until deleted. */
+  set(key: string, value: string, ttlSeconds?: number): Promise<void>;
+  /** Sets only when absent; true when this call set it. */
+  setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean>;
+  del(key: string): Promise<void>;
+  /** Increments a counter, (re)arming its expiry, and returns the new value. */
+  incr(key: string, ttlSeconds: number): Promise<number>;
+  /** Remaining lifetime in seconds; -1 without expiry, -2 when absent. */
+  ttl(key: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function createCache(url: string | undefined): Cache {
+  return url ? new RedisCache(url) : new MemoryCache();
+}
+
+class RedisCache implements Cache {
+  private readonly redis: Redis;
+  constructor(url: string) {
+    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  }
+  get(key: string) {
+    return this.redis.get(key);
+  }
+  async set(key: string, value: string, ttlSeconds = 0) {
+    if (ttlSeconds > 0) await this.redis.set(key, value, 'EX', ttlSeconds);
+    else await this.redis.set(key, value);
+  }
+  async setIfAbsent(key: string, value: string, ttlSeconds: number) {
+    return (await this.redis.set(key, value, 'EX', ttlSeconds, 'NX')) === 'OK';
+  }
+  async del(key: string) {
+    await this.redis.del(key);
+  }
+  async incr(key: string, ttlSeconds: number) {
+    const [[, n]] = (await this.redis.multi().incr(key).expire(key, ttlSeconds).exec()) as [[null, number]];
+    return n;
+  }
+  ttl(key: string) {
+    return this.redis.ttl(key);
+  }
+  async close() {
+    await this.redis.quit();
+  }
+}
+
+class MemoryCache implements Cache {
+  private readonly entries = new Map<string, { value: string; expiresAt: number }>();
+  private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
+
+  private live(key: string) {
+    const e = this.entries.get(key);
+    if (e && e.expiresAt !== 0 && e.expiresAt <= Date.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+  private sweep() {
+    for (const key of this.entries.keys()) this.live(key);
+  }
+  async get(key: string) {
+    return this.live(key)?.value ?? null;
+  }
+  async set(key: string, value: string, ttlSeconds = 0) {
+    this.entries.set(key, { value, expiresAt: ttlSeconds > 0 ? Date.now() + ttlSeconds * 1000 : 0 });
+  }
+  async setIfAbsent(key: string, value: string, ttlSeconds: number) {
+    if (this.live(key)) return false;
+    await this.set(key, value, ttlSeconds);
+    return true;
+  }
+  async del(key: string) {
+    this.entries.delete(key);
+  }
+  async incr(key: string, ttlSeconds: number) {
+    const n = Number(this.live(key)?.value ?? 0) + 1;
+    await this.set(key, String(n), ttlSeconds);
+    return n;
+  }
+  async ttl(key: string) {
+    const e = this.live(key);
+    if (!e) return -2;
+    return e.expiresAt === 0 ? -1 : Math.ceil((e.expiresAt - Date.now()) / 1000);
+  }
+  async close() {
+    clearInterval(this.sweeper);
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,178 @@
+import { Command, CommanderError, Option } from 'commander';
+import { Kernel } from '../boot';
+import { ConfigError } from '../config/load';
+import { configSchema, envKeys } from '../config/schema';
+import { HttpError } from '../errors';
+import { openapiFor } from '../operations';
+import { version } from '../version';
+import { adminCommands } from './admin';
+
+/**
+ * `gatehouse`: the server and its administration, reading the same configuration as the server
+ * (config/*.yaml, GATEHOUSE_CONFIG and GATEHOUSE_* variables).
+ */
+export function buildCli(): Command {
+  const program = new Command('gatehouse')
+    .description('Gatehouse: self-hosted remote access to Linux devices over SSH.')
+    .version(version)
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('Start the server: HTTP API, console, agent tunnels and the SSH gateway.')
+    .action(async () => {
+      const started = performance.now();
+      const kernel = await Kernel.create();
+      await kernel.start();
+      const { setupUrl } = await import('@gatehouse/plugin-community/setup/signature');
+      const users = kernel.container.cradle as unknown as { users?: { any(): Promise<boolean> } };
+      kernel.log.info({ ms: Math.round(performance.now() - started) }, 'ready');
+      if (users.users && !(await users.users.any())) {
+        process.stdout.write(
+          `\nGatehouse is running. Create the first user at:\n\n  ${setupUrl(kernel.config.publicUrl, kernel.container.cradle.keys)}\n\n`,
+        );
+      }
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        kernel.log.info({ signal }, 'shutting down');
+        await kernel.stop();
+        process.exit(0);
+      };
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      process.on('SIGINT', () => void stop('SIGINT'));
+    });
+
+  program
+    .command('setup-url')
+    .description('Print the link that creates the first user and namespace.')
+    .action(async () => {
+      await withStore(async (kernel) => {
+        const { setupUrl } = await import('@gatehouse/plugin-community/setup/signature');
+        process.stdout.write(`${setupUrl(kernel.config.publicUrl, kernel.container.cradle.keys)}\n`);
+      });
+    });
+
+  program
+    .command('migrate')
+    .description('Apply pending database migrations of the configured edition and exit.')
+    .action(async () => {
+      await withStore(async () => {
+        process.stdout.write('store is up to date\n');
+      });
+    });
+
+  program
+    .command('openapi')
+    .description('Print the OpenAPI 3.1 document of an edition (community or cloud).')
+    .addArgument(
+      new Command().createArgument('<edition>', 'community or cloud').choices(['community', 'cloud']),
+    )
+    .action(async (edition: string) => {
+      const kernel = await Kernel.create({ overrides: { edition, log: { level: 'silent', pretty: false } } });
+      process.stdout.write(`${JSON.stringify(await openapiFor(kernel, edition), null, 2)}\n`);
+    });
+
+  program
+    .command('reference')
+    .description('Print every configuration key and command (used by the docs).')
+    .addOption(new Option('--json', 'print JSON').default(false))
+    .action((opts: { json: boolean }) => {
+      const ref = reference(program);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(ref, null, 2)}\n`);
+        return;
+      }
+      for (const c of ref.config) process.stdout.write(`${c.key}\t${c.env ?? ''}\t${c.description}\n`);
+    });
+
+  adminCommands(program, withStore);
+  return program;
+}
+
+/** Opens the configured store (migrating it) without listeners, runs `fn`, then closes everything. */
+export async function withStore(fn: (kernel: Kernel) => Promise<void>): Promise<void> {
+  const kernel = await Kernel.create({
+    http: false,
+    ssh: false,
+    overrides: { log: { level: 'warn', pretty: false } },
+  });
+  try {
+    await kernel.openStore();
+    await fn(kernel);
+  } finally {
+    await kernel.stop();
+  }
+}
+
+interface ConfigEntry {
+  key: string;
+  env: string | undefined;
+  default: unknown;
+  description: string;
+}
+
+/** Config keys (from the schema and default.yaml) and commands, for `reference --json` and the docs. */
+function reference(program: Command) {
+  const defaults = Kernel.defaults();
+  const config: ConfigEntry[] = [];
+  const walk = (schema: { properties?: Record<string, unknown> }, prefix: string) => {
+    for (const [k, s] of Object.entries(schema.properties ?? {})) {
+      const sub = s as { properties?: Record<string, unknown>; description?: string; type?: string };
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (sub.type === 'object' && sub.properties) walk(sub, key);
+      else {
+        const env = Object.entries(envKeys).find(([, v]) => v === key)?.[0];
+        config.push({ key, env, default: pickKey(defaults, key), description: sub.description ?? '' });
+      }
+    }
+  };
+  walk(configSchema as never, '');
+  const commands: {
+    name: string;
+    usage: string;
+    description: string;
+    options: { flags: string; description: string }[];
+  }[] = [];
+  const visit = (cmd: Command, path: string[]) => {
+    for (const sub of cmd.commands) {
+      const name = [...path, sub.name()].join(' ');
+      if (sub.commands.length) visit(sub, [...path, sub.name()]);
+      else
+        commands.push({
+          name,
+          usage: `gatehouse ${name} ${sub.usage()}`.trim(),
+          description: sub.description(),
+          options: sub.options.map((o) => ({ flags: o.flags, description: o.description })),
+        });
+    }
+  };
+  visit(program, []);
+  return { config, commands };
+}
+
+function pickKey(tree: unknown, key: string): unknown {
+  let cur = tree;
+  for (const part of key.split('.')) cur = (cur as Record<string, unknown> | undefined)?.[part];
+  return cur;
+}
+
+async function main() {
+  try {
+    await buildCli().parseAsync(process.argv);
+  } catch (err) {
+    if (err instanceof CommanderError) process.exit(err.exitCode);
+    if (err instanceof ConfigError || err instanceof HttpError) {
+      process.stderr.write(
+        `gatehouse: ${err.message}${err instanceof HttpError && err.fields ? ` (${err.fields.join(', ')})` : ''}\n`,
+      );
+      process.exit(1);
+    }
+    process.stderr.write(`gatehouse: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  }
+}
+
+if (process.argv[1] && /gatehouse(\.js)?$/.test(process.argv[1])) await main();

@@ -1,0 +1,135 @@
+import { type Static, Type as T } from '@sinclair/typebox';
+
+/**
+ * Every configuration key, with its environment variable and meaning. This table is the single source for the
+ * loader, the validator and the self-hosted reference page of the docs (`gatehouse reference --json`).
+ */
+export const configSchema = T.Object(
+  {
+    edition: T.Union([T.Literal('community'), T.Literal('enterprise'), T.Literal('cloud')], {
+      description: 'Which edition to run: decides the plugins that are loaded.',
+    }),
+    plugins: T.Array(T.String(), {
+      description: 'Plugins of the edition, in load order (set by the edition file).',
+    }),
+    publicUrl: T.String({
+      // Defaults to http://localhost:<http.port> when unset.
+      format: 'uri',
+      description: 'How the server is reached from outside; used in setup, invite and tunnel links.',
+    }),
+    dataDir: T.String({
+      minLength: 1,
+      description: 'Directory for the embedded database and generated keys.',
+    }),
+    http: T.Object({
+      host: T.String({ description: 'Address the HTTP listener binds to.' }),
+      port: T.Integer({
+        minimum: 0,
+        maximum: 65535,
+        description: 'HTTP port for the API, console and agents.',
+      }),
+      bodyLimit: T.Integer({
+        minimum: 1024,
+        description: 'Largest accepted request body in bytes (413 beyond).',
+      }),
+      trustProxy: T.Boolean({
+        description: 'Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy.',
+      }),
+    }),
+    ssh: T.Object({
+      host: T.String({ description: 'Address the SSH gateway binds to.' }),
+      port: T.Integer({ minimum: 0, maximum: 65535, description: 'SSH gateway port.' }),
+      preAuthTimeout: T.Integer({ minimum: 1, description: 'Seconds a connection may take to sign in.' }),
+      idleTimeout: T.Integer({
+        minimum: 0,
+        description: 'Seconds of silence before a session is closed (0 = never).',
+      }),
+    }),
+    database: T.Object({
+      url: T.Optional(
+        T.String({ description: 'PostgreSQL URL; unset means the embedded PGlite in the data dir.' }),
+      ),
+      poolMax: T.Integer({ minimum: 1, description: 'Most PostgreSQL connections per server.' }),
+    }),
+    redis: T.Object({
+      url: T.Optional(
+        T.String({ description: 'Redis URL; unset means in-process counters (one server only).' }),
+      ),
+    }),
+    smtp: T.Object({
+      url: T.Optional(
+        T.String({ description: 'SMTP URL for outgoing mail, e.g. smtp://user:pass@host:587.' }),
+      ),
+      from: T.String({ description: 'Sender address of outgoing mail.' }),
+    }),
+    tunnels: T.Object({
+      domain: T.Optional(
+        T.String({ description: 'Domain under which HTTP tunnels answer: <address>.<domain>.' }),
+      ),
+    }),
+    auth: T.Object({
+      tokenTtl: T.Integer({ minimum: 60, description: 'Seconds a user token stays valid.' }),
+      lockoutThreshold: T.Integer({
+        minimum: 1,
+        description: 'Failed logins before a source/user pair locks.',
+      }),
+      lockoutMaxMinutes: T.Integer({ minimum: 1, description: 'Longest lockout in minutes.' }),
+    }),
+    limits: T.Object({
+      maxDevices: T.Integer({
+        minimum: -1,
+        description: 'Default device limit of a new namespace (-1 unlimited; otherwise at least 3).',
+      }),
+      maxNamespaces: T.Integer({
+        minimum: -1,
+        description: 'Default namespaces a new user may own (0 none, -1 unlimited).',
+      }),
+    }),
+    log: T.Object({
+      level: T.Union(
+        ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => T.Literal(l)),
+        { description: 'Log level.' },
+      ),
+      pretty: T.Boolean({ description: 'Human-readable logs instead of JSON lines.' }),
+    }),
+    cloudUrl: T.String({
+      format: 'uri',
+      description: 'The hosted cloud product (docs "Get Started", invites).',
+    }),
+    pluginConfig: T.Record(T.String(), T.Unknown(), {
+      description: 'Per-plugin settings, keyed by plugin name.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof configSchema>;
+
+/** Environment variables and the key each one sets. */
+export const envKeys: Record<string, string> = {
+  GATEHOUSE_EDITION: 'edition',
+  GATEHOUSE_PUBLIC_URL: 'publicUrl',
+  GATEHOUSE_DATA_DIR: 'dataDir',
+  GATEHOUSE_HTTP_HOST: 'http.host',
+  GATEHOUSE_HTTP_PORT: 'http.port',
+  GATEHOUSE_HTTP_BODY_LIMIT: 'http.bodyLimit',
+  GATEHOUSE_TRUST_PROXY: 'http.trustProxy',
+  GATEHOUSE_SSH_HOST: 'ssh.host',
+  GATEHOUSE_SSH_PORT: 'ssh.port',
+  GATEHOUSE_SSH_PREAUTH_TIMEOUT: 'ssh.preAuthTimeout',
+  GATEHOUSE_SSH_IDLE_TIMEOUT: 'ssh.idleTimeout',
+  GATEHOUSE_DATABASE_URL: 'database.url',
+  GATEHOUSE_DATABASE_POOL_MAX: 'database.poolMax',
+  GATEHOUSE_REDIS_URL: 'redis.url',
+  GATEHOUSE_SMTP_URL: 'smtp.url',
+  GATEHOUSE_SMTP_FROM: 'smtp.from',
+  GATEHOUSE_TUNNELS_DOMAIN: 'tunnels.domain',
+  GATEHOUSE_TOKEN_TTL: 'auth.tokenTtl',
+  GATEHOUSE_LOCKOUT_THRESHOLD: 'auth.lockoutThreshold',
+  GATEHOUSE_LOCKOUT_MAX_MINUTES: 'auth.lockoutMaxMinutes',
+  GATEHOUSE_MAX_DEVICES: 'limits.maxDevices',
+  GATEHOUSE_MAX_NAMESPACES: 'limits.maxNamespaces',
+  GATEHOUSE_LOG_LEVEL: 'log.level',
+  GATEHOUSE_LOG_PRETTY: 'log.pretty',
+  GATEHOUSE_CLOUD_URL: 'cloudUrl',
+};

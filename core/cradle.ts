@@ -1,0 +1,31 @@
+import type { Knex } from 'knex';
+import type { Caller } from './auth/caller';
+import type { TokenService } from './auth/tokens';
+import type { Kernel } from './boot';
+import type { Cache } from './cache';
+import type { Config } from './config/schema';
+import type { Hooks } from './hooks';
+import type { Logger } from './log';
+import type { Metrics } from './metrics';
+import type { InstanceFeatures } from './plugin';
+import type { InstanceKeys } from './store/keys';
+
+/**
+ * What the container holds. Core fills these; plugins add theirs by declaration merging:
+ * `declare module '@gatehouse/core/cradle' { interface Cradle { users: UserService } }`.
+ * `caller` and `tenantId` are per request (the request scope); at the root they are anonymous.
+ */
+export interface Cradle {
+  config: Config;
+  log: Logger;
+  hooks: Hooks;
+  metrics: Metrics;
+  features: InstanceFeatures;
+  kernel: Kernel;
+  db: Knex;
+  cache: Cache;
+  keys: InstanceKeys;
+  tokens: TokenService;
+  caller: Caller;
+  tenantId: string | undefined;
+}

@@ -1,0 +1,152 @@
+import Router from '@koa/router';
+import type { TSchema } from '@sinclair/typebox';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { type AwilixContainer, asValue } from 'awilix';
+import type { Context } from 'koa';
+import { type AuthKind, type Caller, callerTenant } from '../auth/caller';
+import { roleAtLeast } from '../auth/roles';
+import type { TokenClaims, TokenService } from '../auth/tokens';
+import { Forbidden, Invalid, Unauthorized } from '../errors';
+import { requireTenant } from '../store/tenant';
+import { createAjv } from '../validation';
+import type { Cradle, RegisteredRoute, RouteRequest, RouteSchema } from './route';
+
+/**
+ * How credentials become a caller. Core verifies token signatures; plugins that own users, API keys and devices
+ * turn verified claims or key strings into callers (reading roles fresh on every request).
+ */
+export interface CallerResolvers {
+  user?: (claims: TokenClaims, ctx: Context) => Promise<Caller>;
+  device?: (claims: TokenClaims, ctx: Context) => Promise<Caller>;
+  apiKey?: (key: string, ctx: Context) => Promise<Caller>;
+}
+
+export function buildRouter(
+  routes: RegisteredRoute[],
+  container: AwilixContainer<Cradle>,
+  deps: { tokens: () => TokenService; resolvers: CallerResolvers },
+): Router {
+  const router = new Router();
+  const ajvParams = createAjv({ coerceTypes: 'array' });
+  const ajvBody = createAjv();
+
+  for (const route of routes) {
+    if (!route.auth?.length)
+      throw new Error(`route ${route.method} ${route.path} declares no auth (deny by default)`);
+    const check = {
+      params: compile(ajvParams, route.schema.params),
+      query: compile(ajvParams, route.schema.query),
+      body: compile(ajvBody, route.schema.body),
+    };
+    router.register(route.path, [route.method], async (ctx: Context) => {
+      const caller = await authenticate(ctx, route.auth, deps);
+      authorize(caller, route);
+      const params = validate(check.params, { ...ctx.params }, 'params');
+      const query = validate(check.query, { ...ctx.query }, 'query');
+      const body = route.schema.body
+        ? validate(check.body, (ctx.request as { body?: unknown }).body ?? {}, 'body')
+        : undefined;
+      const scope = container.createScope();
+      scope.register({ caller: asValue(caller), tenantId: asValue(callerTenant(caller)) });
+      ctx.state.caller = caller;
+      const req: RouteRequest<RouteSchema> = {
+        params,
+        query,
+        body,
+        caller,
+        scope,
+        services: scope.cradle,
+        ctx,
+        tenantId: () => requireTenant(callerTenant(caller)),
+      } as RouteRequest<RouteSchema>;
+      try {
+        const result = await route.handler(req);
+        if (route.status && ctx.status === 404) ctx.status = route.status;
+        if (result !== undefined) {
+          ctx.body = result;
+          if (route.status && ctx.status === 200) ctx.status = route.status;
+        } else if (ctx.body === undefined) {
+          ctx.status = ctx.status === 404 ? (route.status ?? 200) : ctx.status;
+          if (ctx.status === 200) ctx.body = {};
+        }
+      } finally {
+        await scope.dispose();
+      }
+    });
+  }
+  return router;
+}
+
+function compile(
+  ajv: ReturnType<typeof createAjv>,
+  schema: TSchema | undefined,
+): ValidateFunction | undefined {
+  return schema ? ajv.compile(schema) : undefined;
+}
+
+function validate(fn: ValidateFunction | undefined, value: unknown, where: string): unknown {
+  if (!fn) return where === 'body' ? undefined : {};
+  if (fn(value)) return value;
+  throw new Invalid(fieldsOf(fn.errors ?? [], where));
+}
+
+/** Field names from ajv errors: the missing property, else the first segment of the path. */
+export function fieldsOf(errors: ErrorObject[], where = 'body'): string[] {
+  const names = new Set<string>();
+  for (const e of errors) {
+    const params = e.params as { missingProperty?: string; additionalProperty?: string };
+    const path = e.instancePath.split('/').filter(Boolean);
+    const name = params.missingProperty
+      ? [...path, params.missingProperty].join('.')
+      : params.additionalProperty
+        ? [...path, params.additionalProperty].join('.')
+        : path.join('.');
+    names.add(name || where);
+  }
+  return [...names];
+}
+
+async function authenticate(
+  ctx: Context,
+  accepted: AuthKind[],
+  deps: { tokens: () => TokenService; resolvers: CallerResolvers },
+): Promise<Caller> {
+  const apiKey = ctx.get('x-api-key');
+  const authz = ctx.get('authorization');
+  if (accepted.includes('none') && !apiKey && !authz) return { kind: 'anonymous' };
+  if (accepted.includes('none') && accepted.length === 1) return { kind: 'anonymous' };
+
+  // SPEC.md section 6: the API key takes precedence when both are sent.
+  if (apiKey) {
+    if (!accepted.includes('apiKey')) throw new Forbidden('this call cannot be made with an API key');
+    if (!deps.resolvers.apiKey) throw new Unauthorized();
+    return deps.resolvers.apiKey(apiKey, ctx);
+  }
+  const m = /^Bearer\s+(\S+)$/i.exec(authz);
+  if (!m?.[1]) {
+    if (accepted.includes('none')) return { kind: 'anonymous' };
+    throw new Unauthorized();
+  }
+  const claims = await deps.tokens().verify(m[1]);
+  if (claims.kind === 'user') {
+    if (!accepted.includes('user')) throw new Forbidden('this call is not for user tokens');
+    if (!deps.resolvers.user) throw new Unauthorized();
+    return deps.resolvers.user(claims, ctx);
+  }
+  if (claims.kind === 'device') {
+    if (!accepted.includes('device')) throw new Forbidden('this call is not for device tokens');
+    if (deps.resolvers.device) return deps.resolvers.device(claims, ctx);
+    if (!claims.tenant) throw new Unauthorized();
+    return { kind: 'device', uid: claims.sub, tenantId: claims.tenant };
+  }
+  throw new Unauthorized();
+}
+
+function authorize(caller: Caller, route: RegisteredRoute): void {
+  if (!route.role) return;
+  if (caller.kind !== 'user' && caller.kind !== 'apiKey') return;
+  if (caller.kind === 'user' && !caller.tenantId)
+    throw new Forbidden('this call needs a namespace; switch to one first');
+  if (!roleAtLeast(caller.role, route.role))
+    throw new Forbidden(`this call needs the ${route.role} role or higher`);
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import type { IncomingMessage, Server } from 'node:http';
+import path from 'node:path';
+import type { Duplex } from 'node:stream';
+import { bodyParser } from '@koa/bodyparser';
+import type Router from '@koa/router';
+import Koa, { type Context } from 'koa';
+import compress from 'koa-compress';
+import serveStatic from 'koa-static';
+import { repoRoot } from '../config/load';
+import type { Config } from '../config/schema';
+import { HttpError, NotFound, PayloadTooLarge } from '../errors';
+import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
+
+/** Handles an HTTP upgrade (WebSocket) on a path; returns false to let the next handler try. */
+export type UpgradeHandler = (
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+) => boolean | Promise<boolean>;
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The Koa application: request ids, logs, metrics, one error body, body limits, routes, console assets. */
+export function createHttpApp(deps: {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  routers: Router[];
+  extraRoutes?: Router[];
+}): Koa {
+  const { config, log, metrics } = deps;
+  const app = new Koa({ proxy: config.http.trustProxy });
+  app.silent = true;
+
+  app.use(async (ctx, next) => {
+    const incoming = ctx.get('x-request-id');
+    const id = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = id;
+    ctx.set('X-Request-Id', id);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
+      const level = ctx.status >= 500 ? 'error' : 'info';
+      log[level](
+        {
+          reqId: id,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(seconds * 1e4) / 10,
+        },
+        'request',
+      );
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      writeError(ctx, err, log);
+    }
+  });
+
+  app.use(compress({ threshold: 1024 }));
+
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: config.http.bodyLimit,
+      encoding: 'utf-8',
+      onError(err) {
+        const e = err as { status?: number; type?: string };
+        if (e.status === 413 || e.type === 'entity.too.large') throw new PayloadTooLarge();
+        throw new HttpError(400, 'malformed JSON body');
+      },
+    }),
+  );
+
+  for (const router of deps.routers) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: false }));
+  }
+  for (const router of deps.extraRoutes ?? []) app.use(router.routes());
+
+  const webDist = path.join(repoRoot, 'web', 'dist');
+  if (existsSync(webDist)) {
+    app.use(serveStatic(webDist, { index: 'index.html', maxage: 0, gzip: true }));
+  }
+  app.use(async (ctx) => {
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    const isApi = /^\/(api|internal|openapi|agent|ws|info|healthz|readyz|metrics)(\/|$)/.test(ctx.path);
+    const indexHtml = path.join(webDist, 'index.html');
+    if (!isApi && ctx.method === 'GET' && ctx.accepts('html') && existsSync(indexHtml)) {
+      // Client-side routes of the console (e.g. /setup, /devices/...) all load the same shell.
+      ctx.type = 'html';
+      ctx.body = (await import('node:fs')).createReadStream(indexHtml);
+      return;
+    }
+    throw new NotFound('route');
+  });
+  return app;
+}
+
+/** Writes the one error body (DESIGN.md section 5). Unknown errors are logged with the request id, never sent. */
+export function writeError(ctx: Context, err: unknown, log: Logger): void {
+  if (err instanceof HttpError) {
+    ctx.status = err.status;
+    for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+    ctx.body = err.fields ? err.fields : { message: err.message, ...(err.code ? { code: err.code } : {}) };
+    return;
+  }
+  const e = err as { status?: number; expose?: boolean; message?: string };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    ctx.status = e.status;
+    ctx.body = { message: e.expose && e.message ? e.message : statusText(e.status) };
+    return;
+  }
+  log.error({ reqId: ctx.state.requestId, err }, 'unhandled error');
+  ctx.status = 500;
+  ctx.body = { message: 'Internal Server Error' };
+}
+
+function statusText(status: number): string {
+  return (
+    { 400: 'bad request', 404: 'not found', 405: 'method not allowed', 413: 'request body too large' }[
+      status
+    ] ?? 'request refused'
+  );
+}
+
+/** Dispatches HTTP upgrades to the first handler that takes them; the rest are refused with 404. */
+export function attachUpgrades(server: Server, handlers: UpgradeHandler[], log: Logger): void {
+  server.on('upgrade', async (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
+    try {
+      for (const handler of handlers) {
+        if (await handler(req, socket, head)) return;
+      }
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    } catch (err) {
+      log.error({ err, url: req.url }, 'upgrade failed');
+      socket.end('HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    }
+  });
+}

@@ -1,0 +1,27 @@
+/**
+ * The Gatehouse kernel's public surface for plugin authors: the plugin manifest, routes as data, the error
+ * taxonomy, callers and roles, hooks, lists, and the tenant-scoped store.
+ */
+export type { AuthKind, Caller } from './auth/caller';
+export { callerRole, callerTenant } from './auth/caller';
+export { burnPasswordCheck, hashPassword, secretsEqual, verifyPassword } from './auth/password';
+export { isRole, type Role, roleAtLeast, roles } from './auth/roles';
+export { type TokenClaims, TokenService } from './auth/tokens';
+export { Kernel, type KernelOptions } from './boot';
+export type { Cache } from './cache';
+export type { Config } from './config/schema';
+export type { Cradle } from './cradle';
+export * from './errors';
+export { type HookMap, Hooks } from './hooks';
+export * from './http/list';
+export { defineRoute, type RouteDef, type RouteRequest, type RouteSchema } from './http/route';
+export { type CallerResolvers, fieldsOf } from './http/router';
+export type { UpgradeHandler } from './http/server';
+export type { Logger } from './log';
+export { type BootContext, definePlugin, type PluginManifest, type RegisterContext } from './plugin';
+export type { GatewayConnector } from './ssh/gateway';
+export { parseSshId, type SshTarget } from './ssh/sshid';
+export type { InstanceKeys } from './store/keys';
+export { requireTenant, TenantStore } from './store/tenant';
+export { createAjv } from './validation';
+export { version } from './version';

@@ -1,0 +1,45 @@
+import Router from '@koa/router';
+import type { Kernel } from './boot';
+import { ServiceUnavailable } from './errors';
+
+const editionDocs = ['community', 'cloud'] as const;
+
+/**
+ * Operational endpoints: liveness, readiness (the store answers), Prometheus metrics, and the OpenAPI documents
+ * of the community and cloud editions, generated from the route tables of those editions' plugins.
+ */
+export function operationsRouter(kernel: Kernel): Router {
+  const router = new Router();
+  const docs = new Map<string, Promise<Record<string, unknown>>>();
+
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    try {
+      await kernel.container.cradle.db.raw('select 1');
+    } catch {
+      throw new ServiceUnavailable('store unreachable');
+    }
+    ctx.body = { status: 'ready' };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = kernel.metrics.registry.contentType;
+    ctx.body = await kernel.metrics.registry.metrics();
+  });
+  for (const edition of editionDocs) {
+    router.get(`/openapi/${edition}.json`, async (ctx) => {
+      if (!docs.has(edition)) docs.set(edition, openapiFor(kernel, edition));
+      ctx.body = await docs.get(edition);
+    });
+  }
+  return router;
+}
+
+/** The document of an edition: this kernel's own when it runs that edition, else one registered for it. */
+export async function openapiFor(kernel: Kernel, edition: string): Promise<Record<string, unknown>> {
+  if (kernel.config.edition === edition) return kernel.openapi();
+  const { Kernel: K } = await import('./boot');
+  const other = await K.create({ env: {}, overrides: { edition, log: { level: 'silent', pretty: false } } });
+  return other.openapi();
+}

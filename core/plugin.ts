@@ -1,0 +1,63 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { AwilixContainer, Resolver } from 'awilix';
+import type { Knex } from 'knex';
+import type { Cache } from './cache';
+import type { Config } from './config/schema';
+import type { Hooks } from './hooks';
+import type { Cradle, RouteDef, RouteSchema } from './http/route';
+import type { CallerResolvers } from './http/router';
+import type { UpgradeHandler } from './http/server';
+import type { Logger } from './log';
+
+/** Things a plugin says about the instance in `GET /info` (e.g. enterprise turns `saml` on when configured). */
+export interface InstanceFeatures {
+  authentication: { local: boolean; saml: boolean };
+}
+
+/** What `register` may declare. It does no I/O. */
+export interface RegisterContext {
+  config: Config;
+  /** This plugin's own settings (`pluginConfig.<name>` in YAML), validated against its `configSchema`. */
+  pluginConfig: Record<string, unknown>;
+  log: Logger;
+  hooks: Hooks;
+  features: InstanceFeatures;
+  /** Adds container entries (services, repositories). */
+  provide(entries: Record<string, Resolver<unknown>>): void;
+  routes(defs: RouteDef<RouteSchema>[] | RouteDef<never>[]): void;
+  /** Handlers of HTTP upgrades (WebSocket endpoints such as the agent tunnel). */
+  upgrade(handler: UpgradeHandler): void;
+  /** How verified credentials become callers (users, API keys, devices). */
+  resolvers(r: CallerResolvers): void;
+  /** Resolves a container entry later, at request or boot time (never during register). */
+  resolve<K extends keyof Cradle>(name: K): Cradle[K];
+}
+
+/** What `boot` and `shutdown` get: the container is complete and the store is migrated. */
+export interface BootContext {
+  config: Config;
+  log: Logger;
+  db: Knex;
+  cache: Cache;
+  hooks: Hooks;
+  container: AwilixContainer<Cradle>;
+  /** Runs `fn` every `seconds` until shutdown; errors are logged, never thrown. */
+  every(seconds: number, name: string, fn: () => Promise<void>): void;
+}
+
+export interface PluginManifest {
+  name: string;
+  dependsOn: string[];
+  /** Validates `pluginConfig.<name>`; errors name the plugin. */
+  configSchema?: TSchema;
+  /** Folder under `migrations/` with this plugin's knex migrations; defaults to the plugin name. */
+  migrations?: string | false;
+  register(ctx: RegisterContext): void;
+  boot?(ctx: BootContext): Promise<void>;
+  shutdown?(ctx: BootContext): Promise<void>;
+}
+
+/** Identity function that types a plugin manifest (STYLE.md example 1). */
+export function definePlugin(manifest: PluginManifest): PluginManifest {
+  return manifest;
+}

@@ -1,0 +1,55 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes,
+} from 'node:crypto';
+import type { Knex } from 'knex';
+import ssh2 from 'ssh2';
+
+/**
+ * Keys generated on first start and kept in the store, so every instance sharing the database uses the same ones
+ * and a restart never regenerates them.
+ * - `jwt`: Ed25519 key that signs user and device tokens and the setup link.
+ * - `ssh-host`: the SSH gateway's host key (OpenSSH format).
+ * - `gateway`: the key the gateway signs in to agents with (OpenSSH format).
+ * - `secret`: 32 random bytes for HMACs (support identifiers, invite signatures).
+ */
+export interface InstanceKeys {
+  jwtPrivate: KeyObject;
+  jwtPublic: KeyObject;
+  sshHostKey: string;
+  gatewayKey: string;
+  secret: Buffer;
+}
+
+const generators: Record<string, () => string> = {
+  jwt: () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  'ssh-host': () => ssh2.utils.generateKeyPairSync('ed25519').private,
+  gateway: () => ssh2.utils.generateKeyPairSync('ed25519').private,
+  secret: () => randomBytes(32).toString('base64'),
+};
+
+export async function loadInstanceKeys(db: Knex): Promise<InstanceKeys> {
+  const names = Object.keys(generators);
+  let rows: { name: string; value: string }[] = await db('system_keys').whereIn('name', names);
+  const missing = names.filter((n) => !rows.some((r) => r.name === n));
+  if (missing.length) {
+    // Two instances starting together may both generate: the first insert wins, both then read the winner.
+    await db('system_keys')
+      .insert(missing.map((name) => ({ name, value: (generators[name] as () => string)() })))
+      .onConflict('name')
+      .ignore();
+    rows = await db('system_keys').whereIn('name', names);
+  }
+  const get = (n: string) => (rows.find((r) => r.name === n) as { value: string }).value;
+  const jwtPrivate = createPrivateKey(get('jwt'));
+  return {
+    jwtPrivate,
+    jwtPublic: createPublicKey(jwtPrivate),
+    sshHostKey: get('ssh-host'),
+    gatewayKey: get('gateway'),
+    secret: Buffer.from(get('secret'), 'base64'),
+  };
+}

@@ -1,0 +1,49 @@
+import { definePlugin, Unauthorized } from '@gatehouse/core';
+import { asClass } from 'awilix';
+import { infoRoutes } from './info/routes';
+import { NamespaceService } from './namespaces/service';
+import { setupRoutes } from './setup/routes';
+import { LoginService } from './users/login';
+import { userRoutes } from './users/routes';
+import { UserService } from './users/service';
+
+declare module '@gatehouse/core/cradle' {
+  interface Cradle {
+    users: UserService;
+    namespaces: NamespaceService;
+    logins: LoginService;
+  }
+}
+
+/** The base product: users, namespaces, members, devices, sessions, keys, firewall, tunnels, setup and info. */
+export default definePlugin({
+  name: 'community',
+  dependsOn: [],
+  register(ctx) {
+    ctx.provide({
+      users: asClass(UserService).singleton(),
+      namespaces: asClass(NamespaceService).singleton(),
+      logins: asClass(LoginService).singleton(),
+    });
+    ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes]);
+    ctx.resolvers({
+      // The role is read fresh on each request: a removed member loses access at once, and a password change
+      // invalidates tokens issued before it.
+      user: async (claims) => {
+        const users = ctx.resolve('users');
+        const user = await users.get(claims.sub).catch(() => undefined);
+        if (!user) throw new Unauthorized();
+        const changed = new Date(user.password_changed_at).getTime();
+        if (typeof claims.pwd !== 'number' || claims.pwd < changed) throw new Unauthorized();
+        const role = claims.tenant ? await users.membership(user.id, claims.tenant) : undefined;
+        return {
+          kind: 'user',
+          userId: user.id,
+          username: user.username,
+          tenantId: role ? claims.tenant : undefined,
+          role,
+        };
+      },
+    });
+  },
+});

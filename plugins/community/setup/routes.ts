@@ -1,0 +1,47 @@
+import { BadRequest, defineRoute, Forbidden, fromDatabaseError, HttpError } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import { namespaceNameFor } from '../namespaces/schemas';
+import { email, name, password, username } from '../users/schemas';
+import { checkSetupSignature } from './signature';
+
+/**
+ * First-run setup (SPEC.md section 7): registers the first user and a namespace named after them. The link carrying
+ * `sign` comes from `gatehouse setup-url`. Concurrent setups serialise on the `setup` row, so only one user results.
+ */
+export const setupRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/api/setup',
+    auth: ['none'],
+    summary: 'Create the first user and namespace',
+    tags: ['setup'],
+    schema: {
+      query: T.Object({ sign: T.String({ description: 'Signature printed by `gatehouse setup-url`.' }) }),
+      body: T.Object({ name, email, username, password }),
+      response: { 200: T.Object({}) },
+    },
+    async handler({ query, body, services }) {
+      if (!checkSetupSignature(services.keys, query.sign)) throw new Forbidden('invalid setup signature');
+      await services.db.transaction(async (trx) => {
+        try {
+          await trx('system_state').insert({
+            key: 'setup',
+            value: JSON.stringify({ username: body.username }),
+          });
+        } catch (err) {
+          const mapped = fromDatabaseError(err);
+          if (mapped instanceof HttpError && mapped.status === 409)
+            throw new Forbidden('setup is already done');
+          throw err;
+        }
+        if (await services.users.any()) throw new Forbidden('setup is already done');
+        const user = await services.users.create(body, trx);
+        const nsName = namespaceNameFor(body.username);
+        if (nsName.length < 3)
+          throw new BadRequest('cannot derive a namespace name from this username', ['username']);
+        await services.namespaces.create(nsName, user.id, trx);
+      });
+      return {};
+    },
+  }),
+];

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type Config,
+  Conflict,
+  fromDatabaseError,
+  hashPassword,
+  isRole,
+  NotFound,
+  type Role,
+  type TokenService,
+} from '@gatehouse/core';
+import type { Knex } from 'knex';
+
+export interface UserRow {
+  id: string;
+  name: string;
+  username: string;
+  email: string;
+  recovery_email: string | null;
+  password_hash: string;
+  password_changed_at: Date;
+  mfa_enabled: boolean;
+  mfa_secret: string | null;
+  max_namespaces: number;
+  status: string;
+  preferred_namespace: string | null;
+  created_at: Date;
+}
+
+export const userConflicts = { users_username_key: ['username'], users_email_key: ['email'] };
+
+/** A 24-hex id, as SPEC.md section 3 gives user ids: 4 bytes of time then 8 random bytes (sortable). */
+export function newUserId(): string {
+  const time = Buffer.alloc(4);
+  time.writeUInt32BE(Math.floor(Date.now() / 1000));
+  return time.toString('hex') + randomBytes(8).toString('hex');
+}
+
+/** Users: creation, look-up by username or e-mail, and the authentication result of SPEC.md section 3. */
+export class UserService {
+  private readonly db: Knex;
+  private readonly tokens: TokenService;
+  private readonly config: Config;
+
+  constructor(deps: { db: Knex; tokens: TokenService; config: Config }) {
+    this.db = deps.db;
+    this.tokens = deps.tokens;
+    this.config = deps.config;
+  }
+
+  async create(
+    input: { name: string; username: string; email: string; password: string; maxNamespaces?: number },
+    trx: Knex = this.db,
+  ): Promise<UserRow> {
+    const clash = await this.conflicts(input.username, input.email, undefined, trx);
+    if (clash.length) throw new Conflict(clash);
+    const row = {
+      id: newUserId(),
+      name: input.name,
+      username: input.username,
+      email: input.email.toLowerCase(),
+      password_hash: await hashPassword(input.password),
+      max_namespaces: input.maxNamespaces ?? this.config.limits.maxNamespaces,
+    };
+    try {
+      const [created] = await trx('users').insert(row).returning('*');
+      return created as UserRow;
+    } catch (err) {
+      throw fromDatabaseError(err, userConflicts);
+    }
+  }
+
+  /** Field names among username and email that another user already holds. */
+  async conflicts(
+    username: string | undefined,
+    email: string | undefined,
+    exceptId?: string,
+    trx: Knex = this.db,
+  ) {
+    const fields: string[] = [];
+    if (username) {
+      const q = trx('users').whereRaw('lower(username) = lower(?)', [username]);
+      if (exceptId) q.whereNot('id', exceptId);
+      if (await q.first('id')) fields.push('username');
+    }
+    if (email) {
+      const q = trx('users').whereRaw('lower(email) = lower(?)', [email]);
+      if (exceptId) q.whereNot('id', exceptId);
+      if (await q.first('id')) fields.push('email');
+    }
+    return fields;
+  }
+
+  /** A user by username or e-mail (SPEC.md: login takes either). */
+  findByLogin(identifier: string): Promise<UserRow | undefined> {
+    return this.db<UserRow>('users')
+      .whereRaw('lower(username) = lower(?)', [identifier])
+      .orWhereRaw('lower(email) = lower(?)', [identifier])
+      .first();
+  }
+
+  async get(id: string): Promise<UserRow> {
+    const user = await this.db<UserRow>('users').where({ id }).first();
+    if (!user) throw new NotFound('user');
+    return user;
+  }
+
+  async any(): Promise<boolean> {
+    return Boolean(await this.db('users').first('id'));
+  }
+
+  async setPassword(id: string, passwordHash: string): Promise<void> {
+    // Tokens carry the password-change second they were issued after; moving it forward invalidates older tokens.
+    const n = await this.db('users')
+      .where({ id })
+      .update({ password_hash: passwordHash, password_changed_at: new Date(), updated_at: new Date() });
+    if (!n) throw new NotFound('user');
+  }
+
+  /** The namespace a session starts in: the preferred one if still a member, else the oldest membership. */
+  async defaultMembership(userId: string): Promise<{ tenant_id: string; role: Role } | undefined> {
+    const user = await this.get(userId);
+    const q = this.db('namespace_members').where({ user_id: userId, status: 'accepted' });
+    const rows: { tenant_id: string; role: string }[] = await q
+      .orderBy('added_at', 'asc')
+      .select('tenant_id', 'role');
+    const pick = rows.find((r) => r.tenant_id === user.preferred_namespace) ?? rows[0];
+    return pick && isRole(pick.role) ? { tenant_id: pick.tenant_id, role: pick.role } : undefined;
+  }
+
+  async membership(userId: string, tenantId: string): Promise<Role | undefined> {
+    const row = await this.db('namespace_members')
+      .where({ user_id: userId, tenant_id: tenantId, status: 'accepted' })
+      .first('role');
+    return row && isRole(row.role) ? row.role : undefined;
+  }
+
+  /** Signs a user token scoped to `tenantId` and builds the authentication result of SPEC.md section 3. */
+  async authResult(user: UserRow, tenantId?: string) {
+    const member = tenantId
+      ? { tenant_id: tenantId, role: await this.membership(user.id, tenantId) }
+      : await this.defaultMembership(user.id);
+    const tenant = member?.role ? member.tenant_id : undefined;
+    const token = await this.tokens.sign({
+      kind: 'user',
+      sub: user.id,
+      ...(tenant ? { tenant } : {}),
+      pwd: new Date(user.password_changed_at).getTime(),
+    });
+    return {
+      token,
+      id: user.id,
+      origin: 'local' as const,
+      user: user.username,
+      name: user.name,
+      email: user.email,
+      recovery_email: user.recovery_email ?? '',
+      tenant: tenant ?? '',
+      role: member?.role ?? '',
+      mfa: user.mfa_enabled,
+      max_namespaces: user.max_namespaces,
+    };
+  }
+}
