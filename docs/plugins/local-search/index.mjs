@@ -1,0 +1,85 @@
+// An offline search for the docs site: after the build, every generated page is read
+// back, its title, headings and text are indexed with MiniSearch, and the serialised
+// index is written next to the pages. The browser fetches that one file; no outside
+// service is involved.
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import MiniSearch from 'minisearch';
+import { miniSearchOptions, searchIndexFile } from './search-options.mjs';
+
+const entities = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: ' ', '#x27': "'" };
+
+function decode(text) {
+  return text.replace(/&(amp|lt|gt|quot|#39|nbsp|#x27);/g, (_, name) => entities[name] ?? '');
+}
+
+function stripTags(html) {
+  return decode(
+    html
+      .replace(/<(script|style|svg)[\s\S]*?<\/\1>/g, ' ')
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
+}
+
+/** Title, headings and body text of one built page, or undefined when it has nothing to index. */
+export function extractPage(html) {
+  const titleTag = /<title[^>]*>([\s\S]*?)<\/title>/.exec(html)?.[1] ?? '';
+  const h1 = /<h1[^>]*>([\s\S]*?)<\/h1>/.exec(html)?.[1];
+  const title = stripTags(h1 ?? titleTag.replace(/\s*\|\s*Gatehouse\s*$/, ''));
+  const article =
+    /<article[^>]*>([\s\S]*?)<\/article>/.exec(html)?.[1] ??
+    /<main[^>]*>([\s\S]*?)<\/main>/.exec(html)?.[1] ??
+    '';
+  const headings = [...article.matchAll(/<h[23][^>]*>([\s\S]*?)<\/h[23]>/g)].map((m) => stripTags(m[1]));
+  const body = stripTags(article.replace(/<nav[\s\S]*?<\/nav>/g, ' ').replace(/<h1[\s\S]*?<\/h1>/, ' '));
+  const description = /<meta name="description" content="([^"]*)"/.exec(html)?.[1];
+  if (!title) return undefined;
+  return {
+    title,
+    headings: headings.join(' '),
+    text: body,
+    excerpt: decode(description ?? body.slice(0, 160)),
+  };
+}
+
+async function readBuiltPage(outDir, routePath) {
+  const relative = routePath.replace(/^\//, '');
+  for (const candidate of [join(outDir, relative, 'index.html'), join(outDir, `${relative}.html`)]) {
+    try {
+      return await readFile(candidate, 'utf8');
+    } catch {
+      // try the next layout
+    }
+  }
+  return undefined;
+}
+
+export default function localSearch(context) {
+  const baseUrl = context.baseUrl;
+  return {
+    name: 'gatehouse-local-search',
+    getThemePath() {
+      return new URL('./theme', import.meta.url).pathname;
+    },
+    async contentLoaded({ actions }) {
+      actions.addRoute({ path: `${baseUrl}search`, component: '@theme/SearchPage', exact: true });
+    },
+    async postBuild({ outDir, routesPaths }) {
+      const search = new MiniSearch(miniSearchOptions);
+      const seen = new Set();
+      for (const routePath of routesPaths) {
+        const path = routePath.startsWith(baseUrl) ? `/${routePath.slice(baseUrl.length)}` : routePath;
+        if (path === '/search' || path === '/404.html' || seen.has(path)) continue;
+        const html = await readBuiltPage(outDir, path);
+        const page = html && extractPage(html);
+        if (!page) continue;
+        seen.add(path);
+        search.add({ id: path, url: routePath, ...page });
+      }
+      await writeFile(join(outDir, searchIndexFile), JSON.stringify(search));
+      console.log(`[local-search] indexed ${seen.size} pages into ${searchIndexFile}`);
+    },
+  };
+}

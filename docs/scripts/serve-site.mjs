@@ -1,0 +1,59 @@
+// Serves docs/build the way the public site is served: compressed, with the `.html` and
+// `/index.html` redirects of SPEC.md section 2 and the not-found page for unknown paths.
+// `docusaurus serve` does neither compression nor these redirects.
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import compression from 'compression';
+import sirv from 'sirv';
+import { cleanDocsPath } from '../plugins/html-redirects/clean-path.mjs';
+
+const docsDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const buildDir = resolve(process.env.DOCS_BUILD_DIR ?? join(docsDir, 'build'));
+const port = Number(process.env.PORT ?? 3000);
+const host = process.env.HOST ?? '127.0.0.1';
+
+if (!existsSync(join(buildDir, 'index.html'))) {
+  console.error(`No built site in ${buildDir}: run "npm run docs:build" first.`);
+  process.exit(1);
+}
+
+const notFoundPage = readFileSync(join(buildDir, '404.html'));
+const compress = compression();
+const files = sirv(buildDir, {
+  extensions: ['html'],
+  etag: true,
+  setHeaders(res, pathname) {
+    // Hashed bundles never change; pages must be revalidated so a deploy shows at once.
+    if (pathname.startsWith('/assets/'))
+      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+    else res.setHeader('Cache-Control', 'public, max-age=0, must-revalidate');
+  },
+});
+
+const server = createServer((req, res) => {
+  compress(req, res, () => {
+    const url = new URL(req.url ?? '/', 'http://docs.local');
+    const clean = cleanDocsPath(url.pathname);
+    if (clean !== url.pathname) {
+      res.writeHead(301, { Location: clean + url.search });
+      res.end();
+      return;
+    }
+    files(req, res, () => {
+      res.writeHead(404, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end(notFoundPage);
+    });
+  });
+});
+
+server.listen(port, host, () => {
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  console.log(`Serving ${buildDir} at http://${host}:${actualPort}/`);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => server.close(() => process.exit(0)));
+}

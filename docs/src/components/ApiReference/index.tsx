@@ -1,0 +1,240 @@
+import Layout from '@theme/Layout';
+import Loading from '@theme/Loading';
+import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import {
+  describeLimits,
+  describeType,
+  exampleOf,
+  listOperations,
+  type OpenApiDocument,
+  type OperationEntry,
+  type Parameter,
+  refName,
+  resolveRef,
+  type Schema,
+} from './openapi';
+import styles from './styles.module.css';
+import TryIt from './TryIt';
+
+type LoadState =
+  | { status: 'loading' }
+  | { status: 'failed'; error: Error }
+  | { status: 'ready'; document: OpenApiDocument };
+
+interface Props {
+  edition: string;
+  /** Loads the generated document as its own chunk, so the page shell paints first. */
+  load: () => Promise<{ default: unknown }>;
+}
+
+/** Whether a schema (or the items of an array schema) has named fields worth listing. */
+function hasFields(document: OpenApiDocument, schema: Schema): boolean {
+  const resolved = resolveRef(document, schema);
+  if (resolved.properties && Object.keys(resolved.properties).length > 0) return true;
+  return resolved.items ? Boolean(resolveRef(document, resolved.items).properties) : false;
+}
+
+function SchemaView({
+  document,
+  schema,
+  depth = 0,
+}: {
+  document: OpenApiDocument;
+  schema: Schema;
+  depth?: number;
+}) {
+  const resolved = resolveRef(document, schema);
+  const properties = Object.entries(resolved.properties ?? {});
+  const itemSchema = resolved.items ? resolveRef(document, resolved.items) : undefined;
+  const nested = properties.length > 0 ? resolved : itemSchema?.properties ? itemSchema : undefined;
+  if (!nested || depth > 4) {
+    return <code>{describeType(schema)}</code>;
+  }
+  return (
+    <div>
+      {refName(schema) ? <code className={styles.schemaName}>{describeType(schema)}</code> : null}
+      <ul className={styles.fields}>
+        {Object.entries(nested.properties ?? {}).map(([name, child]) => {
+          const limits = describeLimits(resolveRef(document, child));
+          return (
+            <li key={name}>
+              <code>{name}</code>
+              {nested.required?.includes(name) ? <span className={styles.required}> required</span> : null}{' '}
+              <span className={styles.type}>{describeType(child)}</span>
+              {limits.length > 0 ? <span className={styles.limits}> ({limits.join(', ')})</span> : null}
+              {resolveRef(document, child).description ? (
+                <div>{resolveRef(document, child).description}</div>
+              ) : null}
+              {hasFields(document, child) ? (
+                <SchemaView document={document} schema={child} depth={depth + 1} />
+              ) : null}
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+function ParametersView({ parameters }: { parameters: Parameter[] }) {
+  if (parameters.length === 0) return null;
+  return (
+    <table className={styles.table}>
+      <caption>Parameters</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">In</th>
+          <th scope="col">Type</th>
+          <th scope="col">Description</th>
+        </tr>
+      </thead>
+      <tbody>
+        {parameters.map((parameter) => (
+          <tr key={`${parameter.in}-${parameter.name}`}>
+            <td>
+              <code>{parameter.name}</code>
+              {parameter.required ? <span className={styles.required}> required</span> : null}
+            </td>
+            <td>{parameter.in}</td>
+            <td>
+              <code>{parameter.schema ? describeType(parameter.schema) : 'string'}</code>
+              {parameter.schema && describeLimits(parameter.schema).length > 0 ? (
+                <div className={styles.limits}>{describeLimits(parameter.schema).join(', ')}</div>
+              ) : null}
+            </td>
+            <td>{parameter.description}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function OperationView({ document, entry }: { document: OpenApiDocument; entry: OperationEntry }) {
+  const { operation, method, path } = entry;
+  const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+  const authNames = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  return (
+    <section className={styles.operation} id={entry.id} data-operation={`${method.toUpperCase()} ${path}`}>
+      <h3 className={styles.operationTitle}>
+        <span className={`${styles.method} ${styles[`method_${method}`] ?? ''}`}>{method.toUpperCase()}</span>{' '}
+        <code className={styles.path}>{path}</code>
+        {operation.deprecated ? <span className={styles.deprecated}>deprecated</span> : null}
+      </h3>
+      {operation.summary ? <p className={styles.summary}>{operation.summary}</p> : null}
+      {operation.description ? <p>{operation.description}</p> : null}
+      <p className={styles.auth}>Authentication: {authNames.length > 0 ? authNames.join(' or ') : 'none'}</p>
+      <ParametersView parameters={entry.parameters} />
+      {bodySchema ? (
+        <div>
+          <h4 className={styles.subheading}>
+            Request body{operation.requestBody?.required ? ' (required)' : ''}
+          </h4>
+          <SchemaView document={document} schema={bodySchema} />
+        </div>
+      ) : null}
+      <h4 className={styles.subheading}>Responses</h4>
+      <ul className={styles.responses}>
+        {Object.entries(operation.responses ?? {}).map(([status, response]) => {
+          const schema = response.content?.['application/json']?.schema;
+          return (
+            <li key={status}>
+              <strong>{status}</strong> {response.description}
+              {schema ? <SchemaView document={document} schema={schema} /> : null}
+            </li>
+          );
+        })}
+      </ul>
+      <TryIt
+        document={document}
+        entry={entry}
+        exampleBody={bodySchema ? JSON.stringify(exampleOf(document, bodySchema), null, 2) : undefined}
+      />
+    </section>
+  );
+}
+
+function Reference({ document, edition }: { document: OpenApiDocument; edition: string }) {
+  const operations = useMemo(() => listOperations(document), [document]);
+  const [filter, setFilter] = useState('');
+  const needle = filter.trim().toLowerCase();
+  const visible = needle
+    ? operations.filter((entry) =>
+        `${entry.method} ${entry.path} ${entry.operation.summary ?? ''} ${(entry.operation.tags ?? []).join(' ')}`
+          .toLowerCase()
+          .includes(needle),
+      )
+    : operations;
+  const groups = new Map<string, OperationEntry[]>();
+  for (const entry of visible) {
+    const tag = entry.operation.tags?.[0] ?? 'other';
+    groups.set(tag, [...(groups.get(tag) ?? []), entry]);
+  }
+  return (
+    <div data-api-reference={edition} data-operation-count={operations.length}>
+      <p>
+        Version <strong>{document.info.version}</strong>. {document.info.description} {operations.length}{' '}
+        operations.
+      </p>
+      <label className={styles.filter}>
+        Filter operations{' '}
+        <input
+          type="search"
+          value={filter}
+          onChange={(event) => setFilter(event.target.value)}
+          placeholder="path, method or tag"
+        />
+      </label>
+      <nav aria-label="Operation groups" className={styles.groupIndex}>
+        {[...groups.keys()].map((tag) => (
+          <a key={tag} href={`#tag-${tag.replace(/[^A-Za-z0-9]+/g, '-')}`}>
+            {tag}
+          </a>
+        ))}
+      </nav>
+      {[...groups.entries()].map(([tag, entries]) => (
+        <section key={tag}>
+          <h2 id={`tag-${tag.replace(/[^A-Za-z0-9]+/g, '-')}`}>{tag}</h2>
+          {entries.map((entry) => (
+            <OperationView key={entry.id} document={document} entry={entry} />
+          ))}
+        </section>
+      ))}
+    </div>
+  );
+}
+
+export default function ApiReferencePage({ edition, load }: Props): ReactNode {
+  const [state, setState] = useState<LoadState>({ status: 'loading' });
+  const fetchDocument = useCallback(() => {
+    setState({ status: 'loading' });
+    load().then(
+      (module) => setState({ status: 'ready', document: module.default as OpenApiDocument }),
+      (error: unknown) =>
+        setState({ status: 'failed', error: error instanceof Error ? error : new Error(String(error)) }),
+    );
+  }, [load]);
+  useEffect(fetchDocument, [fetchDocument]);
+  const title = `${edition[0]?.toUpperCase()}${edition.slice(1)} API reference`;
+  return (
+    <Layout title={title} description={`Interactive reference of the Gatehouse ${edition} edition HTTP API.`}>
+      <main className={`container margin-vert--lg ${styles.page}`}>
+        <h1>{title}</h1>
+        <p>
+          Generated at build time from the server's route tables, so it lists exactly the operations of this
+          version. Authenticate with <code>Authorization: Bearer &lt;token&gt;</code> or{' '}
+          <code>X-API-Key: &lt;key&gt;</code>.
+        </p>
+        {state.status === 'failed' ? (
+          // The theme's chunk-failure box: the error text in red with a Retry button.
+          <Loading error={state.error} retry={fetchDocument} pastDelay timedOut={false} isLoading={false} />
+        ) : state.status === 'loading' ? (
+          <p aria-busy="true">Loading the API document…</p>
+        ) : (
+          <Reference document={state.document} edition={edition} />
+        )}
+      </main>
+    </Layout>
+  );
+}

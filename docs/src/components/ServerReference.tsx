@@ -1,0 +1,88 @@
+import reference from '@site/generated/reference.json';
+import Heading from '@theme/Heading';
+import type { ReactNode } from 'react';
+
+interface ConfigKey {
+  key: string;
+  env?: string;
+  default?: unknown;
+  description?: string;
+}
+interface CommandOption {
+  flags: string;
+  description?: string;
+}
+interface Command {
+  name: string;
+  usage?: string;
+  description?: string;
+  options?: CommandOption[];
+}
+
+// The JSON comes from `gatehouse reference --json` at build time (scripts/export-api.mjs).
+const config = reference.config as ConfigKey[];
+const commands = reference.commands as Command[];
+
+function formatDefault(value: unknown): string {
+  if (value === undefined || value === null || value === '') return 'unset';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+export function ConfigReference(): ReactNode {
+  return (
+    <table data-reference="config">
+      <thead>
+        <tr>
+          <th>Key</th>
+          <th>Environment variable</th>
+          <th>Default</th>
+          <th>Meaning</th>
+        </tr>
+      </thead>
+      <tbody>
+        {config.map((item) => (
+          <tr key={item.key}>
+            <td>
+              <code>{item.key}</code>
+            </td>
+            <td>{item.env ? <code>{item.env}</code> : '-'}</td>
+            <td>
+              <code>{formatDefault(item.default)}</code>
+            </td>
+            <td>{item.description}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function CommandReference(): ReactNode {
+  return (
+    <div data-reference="commands">
+      {commands.map((command) => (
+        <section key={command.name}>
+          {/* h4 on purpose: commands are many and would crowd the table of contents. */}
+          <Heading as="h4" id={`command-${command.name}`}>
+            <code>{command.name}</code>
+          </Heading>
+          {command.usage ? (
+            <pre>
+              <code>{command.usage}</code>
+            </pre>
+          ) : null}
+          <p>{command.description}</p>
+          {command.options && command.options.length > 0 ? (
+            <ul>
+              {command.options.map((option) => (
+                <li key={option.flags}>
+                  <code>{option.flags}</code>: {option.description}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </section>
+      ))}
+    </div>
+  );
+}
