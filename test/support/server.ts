@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Kernel } from '@gatehouse/core';
+import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
+import pg from 'pg';
+
+/**
+ * A real Gatehouse server for a test file. The store is a fresh database on the PostgreSQL of TEST_DATABASE_URL
+ * (created here, dropped on stop), or an in-memory PGlite when that is unset. HTTP and SSH bind port 0.
+ */
+export interface TestServer {
+  kernel: Kernel;
+  url: string;
+  sshPort: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  api(method: string, path: string, opts?: ApiOptions): Promise<ApiAnswer>;
+  /** Runs first-run setup and signs in; returns the login answer (token, tenant...). */
+  setup(user?: Partial<NewUser>): Promise<LoginAnswer>;
+  login(username: string, password: string): Promise<LoginAnswer>;
+  stop(): Promise<void>;
+}
+
+export interface ApiOptions {
+  body?: unknown;
+  /** Sent as-is (for malformed JSON tests). */
+  raw?: string;
+  token?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiAnswer<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface NewUser {
+  name: string;
+  username: string;
+  email: string;
+  password: string;
+}
+
+export interface LoginAnswer {
+  token: string;
+  id: string;
+  user: string;
+  tenant: string;
+  role: string;
+  [k: string]: unknown;
+}
+
+export const defaultUser: NewUser = {
+  name: 'Ada Admin',
+  username: 'ada',
+  email: 'ada@example.com',
+  password: 'correct-horse',
+};
+
+export async function startServer(
+  opts: { edition?: string; overrides?: Record<string, unknown>; ssh?: boolean } = {},
+): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-test-'));
+  const databaseUrl = await freshDatabase();
+  const kernel = await Kernel.create({
+    env: {},
+    memoryDb: !databaseUrl,
+    ssh: opts.ssh ?? true,
+    overrides: {
+      edition: opts.edition ?? 'community',
+      dataDir,
+      http: { port: 0, host: '127.0.0.1' },
+      ssh: { port: 0, host: '127.0.0.1' },
+      log: { level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: false },
+      ...(databaseUrl ? { database: { url: databaseUrl, poolMax: 5 } } : {}),
+      ...(process.env.TEST_REDIS_URL ? { redis: { url: process.env.TEST_REDIS_URL } } : {}),
+      ...opts.overrides,
+    },
+  });
+  await kernel.start();
+  const url = kernel.httpUrl;
+
+  const api = async (method: string, p: string, o: ApiOptions = {}): Promise<ApiAnswer> => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    if (o.apiKey) headers['x-api-key'] = o.apiKey;
+    let body: string | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(url + p, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
+
+  const login = async (username: string, password: string): Promise<LoginAnswer> => {
+    const res = await api('POST', '/api/login', { body: { username, password } });
+    if (res.status !== 200)
+      throw new Error(`login as ${username} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return res.body as LoginAnswer;
+  };
+
+  return {
+    kernel,
+    url,
+    sshPort: kernel.sshPort,
+    dataDir,
+    databaseUrl,
+    api,
+    login,
+    async setup(user = {}) {
+      const u = { ...defaultUser, ...user };
+      const sign = setupSignature(kernel.container.cradle.keys);
+      const res = await api('POST', `/api/setup?sign=${sign}`, { body: u });
+      if (res.status !== 200) throw new Error(`setup answered ${res.status}: ${JSON.stringify(res.body)}`);
+      return login(u.username, u.password);
+    },
+    async stop() {
+      await kernel.stop();
+      await dropDatabase(databaseUrl);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new empty database on TEST_DATABASE_URL's server, or undefined to use PGlite. */
+export async function freshDatabase(): Promise<string | undefined> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) return undefined;
+  const name = `gatehouse_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function dropDatabase(url: string | undefined): Promise<void> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!url || !base) return;
+  const name = new URL(url).pathname.slice(1);
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await client.end();
+  }
+}
