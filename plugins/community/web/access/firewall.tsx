@@ -1,0 +1,293 @@
+import {
+  Button,
+  Card,
+  createColumnHelper,
+  DataTable,
+  Dialog,
+  Empty,
+  type FirewallRule,
+  icons,
+  PageHeader,
+  SelectField,
+  Switch,
+  TextField,
+  useAction,
+  useApi,
+  useResource,
+  useTableQuery,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useMemo, useState } from 'react';
+import {
+  describeFilter,
+  draftFromFilter,
+  emptyFilter,
+  type FilterDraft,
+  FilterFields,
+  filterFromDraft,
+  filterProblem,
+} from './filter-fields';
+
+interface Draft {
+  action: 'allow' | 'deny';
+  active: boolean;
+  priority: string;
+  source_ip: string;
+  username: string;
+  filter: FilterDraft;
+}
+
+const blank: Draft = {
+  action: 'deny',
+  active: true,
+  priority: '1',
+  source_ip: '.*',
+  username: '.*',
+  filter: emptyFilter,
+};
+
+function pattern(value: string, any: string) {
+  return value === '.*' ? <span className="muted">{any}</span> : <code>{value}</code>;
+}
+
+export function FirewallPage() {
+  const api = useApi();
+  const user = useUser();
+  const toast = useToast();
+  const [query, setQuery] = useTableQuery();
+  const rules = useResource(
+    () =>
+      api.page<FirewallRule>('listFirewallRules', { query: { page: query.page, per_page: query.perPage } }),
+    [api, query.page, query.perPage, user.tenant],
+  );
+  const [editing, setEditing] = useState<{ rule: FirewallRule | null; draft: Draft } | null>(null);
+  const [removing, setRemoving] = useState<FirewallRule | null>(null);
+  const [touched, setTouched] = useState(false);
+  const action = useAction();
+
+  const open = (rule: FirewallRule | null) => {
+    action.clearError();
+    setTouched(false);
+    setEditing({
+      rule,
+      draft: rule
+        ? {
+            action: rule.action,
+            active: rule.active,
+            priority: String(rule.priority),
+            source_ip: rule.source_ip,
+            username: rule.username,
+            filter: draftFromFilter(rule.filter),
+          }
+        : blank,
+    });
+  };
+
+  const column = createColumnHelper<FirewallRule>();
+  const columns = useMemo(
+    () => [
+      column.accessor('priority', { header: 'Priority' }),
+      column.accessor('action', {
+        header: 'Action',
+        cell: (ctx) => (
+          <span className={`badge ${ctx.getValue() === 'allow' ? 'badge-ok' : 'badge-danger'}`}>
+            {ctx.getValue() === 'allow' ? 'Allow' : 'Deny'}
+          </span>
+        ),
+      }),
+      column.accessor('source_ip', {
+        header: 'Source IP',
+        cell: (ctx) => pattern(ctx.getValue(), 'Any address'),
+      }),
+      column.accessor('username', {
+        header: 'Device user',
+        cell: (ctx) => pattern(ctx.getValue(), 'Any user'),
+      }),
+      column.accessor('filter', { header: 'Devices', cell: (ctx) => describeFilter(ctx.getValue()) }),
+      column.accessor('active', {
+        header: 'Status',
+        cell: (ctx) =>
+          ctx.getValue() ? (
+            <span className="badge badge-ok">Active</span>
+          ) : (
+            <span className="badge">Inactive</span>
+          ),
+      }),
+      column.display({
+        id: 'actions',
+        header: () => <span className="sr-only">Actions</span>,
+        cell: (ctx) => (
+          <div className="row" style={{ justifyContent: 'flex-end', gap: 6, flexWrap: 'nowrap' }}>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => open(ctx.row.original)}
+              aria-label={`Edit rule with priority ${ctx.row.original.priority}`}
+            >
+              Edit
+            </Button>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => setRemoving(ctx.row.original)}
+              aria-label={`Delete rule with priority ${ctx.row.original.priority}`}
+            >
+              Delete
+            </Button>
+          </div>
+        ),
+      }),
+    ],
+    [],
+  );
+
+  const draft = editing?.draft;
+  const priority = Number(draft?.priority);
+  const priorityProblem =
+    Number.isInteger(priority) && priority >= 0 ? null : 'Use a whole number, 0 or more.';
+  const save = async () => {
+    if (!editing || !draft) return;
+    setTouched(true);
+    if (priorityProblem || filterProblem(draft.filter)) return;
+    const body = {
+      action: draft.action,
+      active: draft.active,
+      priority,
+      source_ip: draft.source_ip.trim() || '.*',
+      username: draft.username.trim() || '.*',
+      filter: filterFromDraft(draft.filter),
+    };
+    const ok = await action.run(() =>
+      editing.rule
+        ? api.call('updateFirewallRule', {
+            params: { id: editing.rule.id },
+            body,
+            context: 'Could not save the rule',
+          })
+        : api.call('createFirewallRule', { body, context: 'Could not create the rule' }),
+    );
+    if (ok) {
+      toast(editing.rule ? 'Rule saved' : 'Rule created');
+      setEditing(null);
+      rules.reload();
+    }
+  };
+
+  return (
+    <>
+      <PageHeader
+        title="Firewall rules"
+        description="Checked before every connection: active rules by priority, lowest first; the first match decides."
+        actions={
+          <Button variant="primary" onClick={() => open(null)}>
+            {icons.plus} Add rule
+          </Button>
+        }
+      />
+      <Card>
+        <DataTable
+          label="Firewall rules"
+          columns={columns}
+          page={rules.data}
+          loading={rules.loading}
+          error={rules.error}
+          onRetry={rules.reload}
+          query={query}
+          onQuery={setQuery}
+          rowKey={(r) => r.id}
+          empty={
+            <Empty
+              title="No firewall rules"
+              icon={icons.shield}
+              action={<Button onClick={() => open(null)}>Add rule</Button>}
+            >
+              Without rules every connection that signs in is allowed.
+            </Empty>
+          }
+        />
+      </Card>
+      <Dialog
+        open={Boolean(editing)}
+        title={editing?.rule ? 'Edit rule' : 'Add a firewall rule'}
+        onClose={() => setEditing(null)}
+        onSubmit={save}
+        submitLabel={editing?.rule ? 'Save' : 'Add rule'}
+        busy={action.pending}
+        error={action.error}
+      >
+        {draft && editing ? (
+          <>
+            <div className="grid-2">
+              <SelectField
+                label="Action"
+                value={draft.action}
+                onChange={(e) =>
+                  setEditing({ ...editing, draft: { ...draft, action: e.target.value as Draft['action'] } })
+                }
+                options={[
+                  { value: 'allow', label: 'Allow' },
+                  { value: 'deny', label: 'Deny' },
+                ]}
+              />
+              <TextField
+                label="Priority"
+                type="number"
+                min={0}
+                value={draft.priority}
+                onChange={(e) => setEditing({ ...editing, draft: { ...draft, priority: e.target.value } })}
+                error={touched ? priorityProblem : null}
+              />
+            </div>
+            <TextField
+              label="Source IP pattern"
+              value={draft.source_ip}
+              onChange={(e) => setEditing({ ...editing, draft: { ...draft, source_ip: e.target.value } })}
+              hint="A regular expression; .* matches any address."
+            />
+            <TextField
+              label="Device user pattern"
+              value={draft.username}
+              onChange={(e) => setEditing({ ...editing, draft: { ...draft, username: e.target.value } })}
+              hint="A regular expression; .* matches any user."
+            />
+            <FilterFields
+              draft={draft.filter}
+              onChange={(filter) => setEditing({ ...editing, draft: { ...draft, filter } })}
+              showErrors={touched}
+            />
+            <Switch
+              label="Active"
+              checked={draft.active}
+              onChange={(active) => setEditing({ ...editing, draft: { ...draft, active } })}
+            />
+          </>
+        ) : null}
+      </Dialog>
+      <Dialog
+        open={Boolean(removing)}
+        title="Delete this rule?"
+        description="Connections it matched will be decided by the next rule, or allowed when none matches."
+        onClose={() => setRemoving(null)}
+        submitLabel="Delete"
+        submitVariant="danger"
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          if (!removing) return;
+          const ok = await action.run(() =>
+            api.call('deleteFirewallRule', {
+              params: { id: removing.id },
+              context: 'Could not delete the rule',
+            }),
+          );
+          if (ok) {
+            toast('Rule deleted');
+            setRemoving(null);
+            rules.reload();
+          }
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,254 @@
+import {
+  Alert,
+  Button,
+  Card,
+  createColumnHelper,
+  DataTable,
+  Dialog,
+  Empty,
+  formatDate,
+  icons,
+  PageHeader,
+  type PublicKey,
+  TextArea,
+  TextField,
+  useAction,
+  useApi,
+  useResource,
+  useTableQuery,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useMemo, useState } from 'react';
+import {
+  describeFilter,
+  draftFromFilter,
+  emptyFilter,
+  type FilterDraft,
+  FilterFields,
+  filterFromDraft,
+  filterProblem,
+} from './filter-fields';
+
+const keyLine =
+  /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+[A-Za-z0-9+/=]+/;
+
+/** The API takes the whole authorized_keys line, base64-encoded (SPEC.md section 3: data is base64). */
+export function encodeKeyData(line: string): string {
+  return btoa(line.trim());
+}
+
+interface Draft {
+  name: string;
+  data: string;
+  username: string;
+  filter: FilterDraft;
+}
+
+const blank: Draft = { name: '', data: '', username: '.*', filter: emptyFilter };
+
+export function PublicKeysPage() {
+  const api = useApi();
+  const user = useUser();
+  const toast = useToast();
+  const [query, setQuery] = useTableQuery();
+  const keys = useResource(
+    () => api.page<PublicKey>('listPublicKeys', { query: { page: query.page, per_page: query.perPage } }),
+    [api, query.page, query.perPage, user.tenant],
+  );
+  const [editing, setEditing] = useState<{ key: PublicKey | null; draft: Draft } | null>(null);
+  const [removing, setRemoving] = useState<PublicKey | null>(null);
+  const [touched, setTouched] = useState(false);
+  const action = useAction();
+
+  const open = (key: PublicKey | null) => {
+    action.clearError();
+    setTouched(false);
+    setEditing({
+      key,
+      draft: key
+        ? { name: key.name, data: '', username: key.username, filter: draftFromFilter(key.filter) }
+        : blank,
+    });
+  };
+
+  const column = createColumnHelper<PublicKey>();
+  const columns = useMemo(
+    () => [
+      column.accessor('name', { header: 'Name', cell: (ctx) => <strong>{ctx.getValue()}</strong> }),
+      column.accessor('fingerprint', { header: 'Fingerprint', cell: (ctx) => <code>{ctx.getValue()}</code> }),
+      column.accessor('username', {
+        header: 'Device users',
+        cell: (ctx) =>
+          ctx.getValue() === '.*' ? <span className="muted">Any user</span> : <code>{ctx.getValue()}</code>,
+      }),
+      column.accessor('filter', { header: 'Devices', cell: (ctx) => describeFilter(ctx.getValue()) }),
+      column.accessor('created_at', { header: 'Added', cell: (ctx) => formatDate(ctx.getValue()) }),
+      column.display({
+        id: 'actions',
+        header: () => <span className="sr-only">Actions</span>,
+        cell: (ctx) => (
+          <div className="row" style={{ justifyContent: 'flex-end', gap: 6, flexWrap: 'nowrap' }}>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => open(ctx.row.original)}
+              aria-label={`Edit ${ctx.row.original.name}`}
+            >
+              Edit
+            </Button>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={() => setRemoving(ctx.row.original)}
+              aria-label={`Delete ${ctx.row.original.name}`}
+            >
+              Delete
+            </Button>
+          </div>
+        ),
+      }),
+    ],
+    [],
+  );
+
+  const draft = editing?.draft;
+  const dataProblem =
+    draft && !editing?.key && !keyLine.test(draft.data.trim())
+      ? 'Paste a public key line such as “ssh-ed25519 AAAA… you@laptop”.'
+      : null;
+  const nameProblem =
+    draft && draft.name.trim().length < 3 ? 'Give the key a name of at least 3 characters.' : null;
+  const save = async () => {
+    if (!editing || !draft) return;
+    setTouched(true);
+    if (dataProblem || nameProblem || filterProblem(draft.filter)) return;
+    const body = {
+      name: draft.name.trim(),
+      username: draft.username.trim() || '.*',
+      filter: filterFromDraft(draft.filter),
+    };
+    const ok = await action.run(() =>
+      editing.key
+        ? api.call('updatePublicKey', {
+            params: { fingerprint: editing.key.fingerprint },
+            body,
+            context: 'Could not save the key',
+          })
+        : api.call('createPublicKey', {
+            body: { ...body, data: encodeKeyData(draft.data) },
+            context: 'Could not add the key',
+          }),
+    );
+    if (ok) {
+      toast(editing.key ? 'Public key saved' : 'Public key added');
+      setEditing(null);
+      keys.reload();
+    }
+  };
+
+  return (
+    <>
+      <PageHeader
+        title="Public keys"
+        description="Keys that may sign in to devices in this namespace without a password."
+        actions={
+          <Button variant="primary" onClick={() => open(null)}>
+            {icons.plus} Add public key
+          </Button>
+        }
+      />
+      <Card>
+        <DataTable
+          label="Public keys"
+          columns={columns}
+          page={keys.data}
+          loading={keys.loading}
+          error={keys.error}
+          onRetry={keys.reload}
+          query={query}
+          onQuery={setQuery}
+          rowKey={(k) => k.fingerprint}
+          empty={
+            <Empty
+              title="No public keys"
+              icon={icons.key}
+              action={<Button onClick={() => open(null)}>Add public key</Button>}
+            >
+              Add a key so its holder can use ssh without typing a device password.
+            </Empty>
+          }
+        />
+      </Card>
+      <Dialog
+        open={Boolean(editing)}
+        title={editing?.key ? `Edit ${editing.key.name}` : 'Add a public key'}
+        onClose={() => setEditing(null)}
+        onSubmit={save}
+        submitLabel={editing?.key ? 'Save' : 'Add key'}
+        busy={action.pending}
+        error={action.error}
+      >
+        {draft && editing ? (
+          <>
+            <TextField
+              label="Name"
+              value={draft.name}
+              onChange={(e) => setEditing({ ...editing, draft: { ...draft, name: e.target.value } })}
+              error={touched ? nameProblem : null}
+              autoFocus
+              required
+            />
+            {editing.key ? null : (
+              <TextArea
+                label="Public key"
+                value={draft.data}
+                onChange={(e) => setEditing({ ...editing, draft: { ...draft, data: e.target.value } })}
+                placeholder="ssh-ed25519 AAAAC3Nza… you@laptop"
+                hint="The contents of your .pub file."
+                error={touched ? dataProblem : null}
+                required
+              />
+            )}
+            <TextField
+              label="Device users"
+              value={draft.username}
+              onChange={(e) => setEditing({ ...editing, draft: { ...draft, username: e.target.value } })}
+              hint="A regular expression for the device accounts this key may sign in as; .* allows any."
+            />
+            <FilterFields
+              draft={draft.filter}
+              onChange={(filter) => setEditing({ ...editing, draft: { ...draft, filter } })}
+              showErrors={touched}
+            />
+          </>
+        ) : null}
+      </Dialog>
+      <Dialog
+        open={Boolean(removing)}
+        title={`Delete ${removing?.name ?? 'key'}?`}
+        description="Anyone using this key will need a password to sign in to devices."
+        onClose={() => setRemoving(null)}
+        submitLabel="Delete"
+        submitVariant="danger"
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          if (!removing) return;
+          const ok = await action.run(() =>
+            api.call('deletePublicKey', {
+              params: { fingerprint: removing.fingerprint },
+              context: 'Could not delete the key',
+            }),
+          );
+          if (ok) {
+            toast('Public key deleted');
+            setRemoving(null);
+            keys.reload();
+          }
+        }}
+      />
+      {keys.data && action.error && !editing && !removing ? <Alert>{action.error}</Alert> : null}
+    </>
+  );
+}

@@ -1,0 +1,156 @@
+import {
+  Button,
+  Card,
+  Dialog,
+  Empty,
+  ErrorState,
+  icons,
+  Loading,
+  PageHeader,
+  TextField,
+  useAction,
+  useApi,
+  useResource,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useState } from 'react';
+
+export function TagsPage() {
+  const api = useApi();
+  const user = useUser();
+  const toast = useToast();
+  const tags = useResource(
+    () => api.call<string[] | null>('listTags', { context: 'Could not load the tags' }),
+    [api, user.tenant],
+  );
+  const [renaming, setRenaming] = useState<{ tag: string; to: string } | null>(null);
+  const [removing, setRemoving] = useState<string | null>(null);
+  const action = useAction();
+  const list = tags.data ?? [];
+  const renameProblem =
+    renaming && (renaming.to.trim().length < 3 || renaming.to.trim().length > 255)
+      ? 'A tag is 3 to 255 characters long.'
+      : null;
+
+  return (
+    <>
+      <PageHeader
+        title="Tags"
+        description="Tags group devices for public keys and firewall rules. Add them from a device's page."
+      />
+      <Card>
+        {tags.error ? (
+          <ErrorState message={tags.error} onRetry={tags.reload} />
+        ) : !tags.data && tags.loading ? (
+          <Loading />
+        ) : list.length === 0 ? (
+          <Empty title="No tags yet" icon={icons.tag}>
+            Tag a device from its page; its tags are listed here to rename or delete.
+          </Empty>
+        ) : (
+          <div className="table-wrap">
+            <table className="table" aria-label="Tags">
+              <thead>
+                <tr>
+                  <th>Tag</th>
+                  <th className="actions">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((tag) => (
+                  <tr key={tag}>
+                    <td>
+                      <span className="badge badge-accent">{tag}</span>
+                    </td>
+                    <td className="actions">
+                      <Button
+                        size="sm"
+                        variant="ghost"
+                        onClick={() => {
+                          action.clearError();
+                          setRenaming({ tag, to: tag });
+                        }}
+                        aria-label={`Rename tag ${tag}`}
+                      >
+                        Rename
+                      </Button>
+                      <Button
+                        size="sm"
+                        variant="ghost"
+                        onClick={() => {
+                          action.clearError();
+                          setRemoving(tag);
+                        }}
+                        aria-label={`Delete tag ${tag}`}
+                      >
+                        Delete
+                      </Button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+      <Dialog
+        open={Boolean(renaming)}
+        title={`Rename ${renaming?.tag ?? ''}`}
+        description="Every device, public key and firewall rule with this tag gets the new name."
+        onClose={() => setRenaming(null)}
+        busy={action.pending}
+        error={action.error}
+        submitLabel="Rename"
+        onSubmit={async () => {
+          if (!renaming || renameProblem) return;
+          const ok = await action.run(() =>
+            api.call('renameTag', {
+              params: { tag: renaming.tag },
+              body: { tag: renaming.to.trim() },
+              context: 'Could not rename the tag',
+            }),
+          );
+          if (ok) {
+            toast('Tag renamed');
+            setRenaming(null);
+            tags.reload();
+          }
+        }}
+      >
+        {renaming ? (
+          <TextField
+            label="New name"
+            value={renaming.to}
+            onChange={(e) => setRenaming({ ...renaming, to: e.target.value })}
+            error={renameProblem}
+            autoFocus
+          />
+        ) : null}
+      </Dialog>
+      <Dialog
+        open={Boolean(removing)}
+        title={`Delete ${removing ?? ''}?`}
+        description="The tag is taken off every device, public key and firewall rule that has it."
+        onClose={() => setRemoving(null)}
+        busy={action.pending}
+        error={action.error}
+        submitLabel="Delete"
+        submitVariant="danger"
+        onSubmit={async () => {
+          if (!removing) return;
+          const ok = await action.run(() =>
+            api.call('deleteTag', { params: { tag: removing }, context: 'Could not delete the tag' }),
+          );
+          if (ok) {
+            toast('Tag deleted');
+            setRemoving(null);
+            tags.reload();
+          }
+        }}
+      />
+    </>
+  );
+}

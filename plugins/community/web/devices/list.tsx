@@ -1,0 +1,356 @@
+import {
+  Alert,
+  Button,
+  Card,
+  createColumnHelper,
+  DataTable,
+  type Device,
+  type DeviceStatus,
+  Empty,
+  encodeFilter,
+  formatRelative,
+  icons,
+  Link,
+  type Namespace,
+  PageHeader,
+  useAction,
+  useApi,
+  useResource,
+  useTableQuery,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useEffect, useMemo, useState } from 'react';
+import { type DeviceDialog, DeviceDialogs } from './dialogs';
+import { containerKind, type DeviceKind, deviceKind } from './kind';
+
+const views: { status: DeviceStatus; label: string }[] = [
+  { status: 'accepted', label: 'Accepted' },
+  { status: 'pending', label: 'Pending' },
+  { status: 'rejected', label: 'Rejected' },
+];
+
+export function StatusBadge({ device }: { device: Device }) {
+  if (device.status === 'accepted') {
+    return device.online ? (
+      <span className="badge badge-ok">
+        <span className="dot dot-online" aria-hidden="true" /> Online
+      </span>
+    ) : (
+      <span className="badge">
+        <span className="dot" aria-hidden="true" /> Offline
+      </span>
+    );
+  }
+  if (device.status === 'pending') return <span className="badge badge-warn">Pending</span>;
+  if (device.status === 'rejected') return <span className="badge badge-danger">Rejected</span>;
+  return <span className="badge">{device.status}</span>;
+}
+
+/** Why a pending device cannot be accepted (SPEC.md section 4: the namespace device limit). */
+export function limitExplanation(namespace: Namespace | undefined): string {
+  const max = namespace?.max_devices;
+  return max && max > 0
+    ? `This namespace may have ${max} accepted devices and has reached that limit. Only devices removed in the last 30 days can come back; remove an accepted device to make room.`
+    : 'The namespace device limit is reached. Only devices removed in the last 30 days can come back; remove an accepted device to make room.';
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [debounced, setDebounced] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setDebounced(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return debounced;
+}
+
+function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }) {
+  const api = useApi();
+  const user = useUser();
+  const toast = useToast();
+  const [search, setSearch] = useState('');
+  const term = useDebounced(search.trim(), 250);
+  const [query, setQuery] = useTableQuery({ sortBy: 'last_seen', order: 'desc' });
+  const [dialog, setDialog] = useState<DeviceDialog>(null);
+  const action = useAction();
+
+  useEffect(() => setQuery((q) => ({ ...q, page: 1 })), [status, term]);
+
+  const filter = term
+    ? encodeFilter([{ type: 'property', params: { name: 'name', operator: 'contains', value: term } }])
+    : undefined;
+  const devices = useResource(
+    () =>
+      api.page<Device>(kind.calls.list, {
+        query: {
+          status,
+          page: query.page,
+          per_page: query.perPage,
+          sort_by: query.sortBy,
+          order_by: query.order,
+          filter,
+        },
+      }),
+    [api, kind, status, query, filter, user.tenant],
+  );
+  const namespace = useResource(
+    () => api.call<Namespace>('getNamespace', { params: { tenant: user.tenant } }),
+    [api, user.tenant, devices.data],
+  );
+  const atLimit = devices.data?.items.some((d) => d.status !== 'accepted' && d.acceptable === false) ?? false;
+
+  const changeStatus = async (device: Device, to: 'accept' | 'reject') => {
+    const ok = await action.run(() =>
+      to === 'accept'
+        ? api.call(kind.calls.accept, {
+            params: { uid: device.uid },
+            context: `Could not accept ${device.name}`,
+          })
+        : api.call(kind.calls.status, {
+            params: { uid: device.uid, status: 'reject' },
+            context: `Could not reject ${device.name}`,
+          }),
+    );
+    if (ok) {
+      toast(to === 'accept' ? `${device.name} accepted` : `${device.name} rejected`);
+      devices.reload();
+    }
+  };
+
+  const column = createColumnHelper<Device>();
+  const columns = useMemo(
+    () => [
+      column.accessor('name', {
+        header: 'Name',
+        cell: (ctx) => (
+          <div className="row" style={{ gap: 8, flexWrap: 'nowrap' }}>
+            <Link to={kind.detailsPath(ctx.row.original.uid)}>{ctx.getValue()}</Link>
+          </div>
+        ),
+      }),
+      column.display({
+        id: 'state',
+        header: 'State',
+        cell: (ctx) => (
+          <div className="row" style={{ gap: 6 }}>
+            <StatusBadge device={ctx.row.original} />
+            {ctx.row.original.status !== 'accepted' && ctx.row.original.acceptable === false ? (
+              <span className="badge badge-warn" title={limitExplanation(namespace.data)}>
+                Limit reached
+              </span>
+            ) : null}
+          </div>
+        ),
+      }),
+      column.accessor((d) => d.info?.pretty_name ?? '', {
+        id: 'info.pretty_name',
+        header: 'Operating system',
+        enableSorting: false,
+        cell: (ctx) => ctx.getValue() || <span className="faint">Unknown</span>,
+      }),
+      column.accessor((d) => d.tags ?? [], {
+        id: 'tags',
+        header: 'Tags',
+        enableSorting: false,
+        cell: (ctx) => (
+          <div className="row" style={{ gap: 4 }}>
+            {ctx.getValue().length === 0 ? <span className="faint">—</span> : null}
+            {ctx.getValue().map((t) => (
+              <span key={t} className="badge badge-accent">
+                {t}
+              </span>
+            ))}
+          </div>
+        ),
+      }),
+      column.accessor('last_seen', {
+        header: 'Last seen',
+        cell: (ctx) => <span title={ctx.getValue() ?? ''}>{formatRelative(ctx.getValue())}</span>,
+      }),
+      column.display({
+        id: 'actions',
+        header: () => <span className="sr-only">Actions</span>,
+        cell: (ctx) => {
+          const d = ctx.row.original;
+          return (
+            <div className="row" style={{ justifyContent: 'flex-end', gap: 6, flexWrap: 'nowrap' }}>
+              {d.status !== 'accepted' ? (
+                <Button
+                  size="sm"
+                  variant="primary"
+                  disabled={d.acceptable === false || action.pending}
+                  title={d.acceptable === false ? limitExplanation(namespace.data) : undefined}
+                  onClick={() => changeStatus(d, 'accept')}
+                  aria-label={`Accept ${d.name}`}
+                >
+                  Accept
+                </Button>
+              ) : null}
+              {d.status === 'pending' ? (
+                <Button size="sm" onClick={() => changeStatus(d, 'reject')} aria-label={`Reject ${d.name}`}>
+                  Reject
+                </Button>
+              ) : null}
+              {d.status === 'accepted' && kind === deviceKind ? (
+                <Link
+                  className="btn btn-sm"
+                  to={`/device/${d.uid}/terminal`}
+                  aria-label={`Open a terminal on ${d.name}`}
+                  aria-disabled={!d.online || undefined}
+                >
+                  {icons.terminal} Connect
+                </Link>
+              ) : null}
+              {d.status === 'accepted' ? (
+                <>
+                  <Button
+                    size="sm"
+                    variant="ghost"
+                    onClick={() => setDialog({ kind: 'rename', device: d })}
+                    aria-label={`Rename ${d.name}`}
+                  >
+                    Rename
+                  </Button>
+                  <Button
+                    size="sm"
+                    variant="ghost"
+                    onClick={() => setDialog({ kind: 'tags', device: d })}
+                    aria-label={`Edit tags of ${d.name}`}
+                  >
+                    Tags
+                  </Button>
+                </>
+              ) : null}
+              <Button
+                size="sm"
+                variant="ghost"
+                onClick={() => setDialog({ kind: 'remove', device: d })}
+                aria-label={`Remove ${d.name}`}
+              >
+                Remove
+              </Button>
+            </div>
+          );
+        },
+      }),
+    ],
+    [kind, namespace.data, action.pending],
+  );
+
+  const emptyText: Record<string, { title: string; body: string }> = {
+    accepted: {
+      title: term ? `No ${kind.noun}s match “${term}”` : `No accepted ${kind.noun}s yet`,
+      body: term
+        ? 'Try another name.'
+        : `Install the agent on a ${kind.noun} with this namespace's tenant ID; it shows up under Pending, ready to accept.`,
+    },
+    pending: {
+      title: term ? `No pending ${kind.noun}s match “${term}”` : `Nothing waiting`,
+      body: `${kind.plural} whose agent has registered appear here until you accept or reject them.`,
+    },
+    rejected: {
+      title: `No rejected ${kind.noun}s`,
+      body: `${kind.plural} you reject are kept here; you can accept them later.`,
+    },
+  };
+  const empty = emptyText[status] ?? { title: 'Nothing here', body: '' };
+
+  return (
+    <>
+      {atLimit && status !== 'accepted' ? (
+        <div style={{ marginBottom: 14 }}>
+          <Alert kind="warn" title="Device limit reached">
+            {limitExplanation(namespace.data)}
+          </Alert>
+        </div>
+      ) : null}
+      {action.error ? (
+        <div style={{ marginBottom: 14 }}>
+          <Alert>{action.error}</Alert>
+        </div>
+      ) : null}
+      <Card>
+        <div className="toolbar">
+          <label className="sr-only" htmlFor="device-search">
+            Search {kind.noun}s by name
+          </label>
+          <input
+            id="device-search"
+            className="input"
+            type="search"
+            placeholder={`Search ${kind.noun}s by name`}
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+          />
+          {namespace.data ? (
+            <span className="muted" style={{ marginLeft: 'auto', fontSize: 13 }}>
+              {namespace.data.device_count ?? 0} of{' '}
+              {namespace.data.max_devices > 0 ? namespace.data.max_devices : 'unlimited'} device slots in use
+            </span>
+          ) : null}
+        </div>
+        <DataTable
+          label={`${views.find((v) => v.status === status)?.label ?? ''} ${kind.noun}s`}
+          columns={columns}
+          page={devices.data}
+          loading={devices.loading}
+          error={devices.error}
+          onRetry={devices.reload}
+          query={query}
+          onQuery={setQuery}
+          rowKey={(d) => d.uid}
+          empty={
+            <Empty title={empty.title} icon={kind === deviceKind ? icons.devices : icons.containers}>
+              {empty.body}
+            </Empty>
+          }
+        />
+      </Card>
+      <DeviceDialogs
+        dialog={dialog}
+        kind={kind}
+        onClose={() => setDialog(null)}
+        onDone={() => {
+          setDialog(null);
+          devices.reload();
+        }}
+      />
+    </>
+  );
+}
+
+function ListPage({ kind, params }: { kind: DeviceKind; params: Record<string, string> }) {
+  const status = (views.find((v) => v.status === params.status)?.status ?? 'accepted') as DeviceStatus;
+  return (
+    <>
+      <PageHeader
+        title={kind.plural}
+        description={
+          kind === deviceKind
+            ? 'Machines whose agent has registered with this namespace.'
+            : 'Containers reported by agents running on container engines.'
+        }
+      />
+      <nav className="tabs" aria-label={`${kind.plural} by status`}>
+        {views.map((v) => (
+          <Link
+            key={v.status}
+            to={v.status === 'accepted' ? kind.listPath : `${kind.listPath}/${v.status}`}
+            aria-current={v.status === status ? 'page' : undefined}
+          >
+            {v.label}
+          </Link>
+        ))}
+      </nav>
+      <DeviceList kind={kind} status={status} />
+    </>
+  );
+}
+
+export function DevicesPage({ params }: { params: Record<string, string> }) {
+  return <ListPage kind={deviceKind} params={params} />;
+}
+
+export function ContainersPage({ params }: { params: Record<string, string> }) {
+  return <ListPage kind={containerKind} params={params} />;
+}

@@ -1,0 +1,13 @@
+import { type DeviceAction, icons, Link } from '@gatehouse/web/shell';
+
+/** The community edition's device action: open a web terminal on an accepted, online device. */
+export const terminalAction: DeviceAction = {
+  id: 'terminal',
+  label: 'Open terminal',
+  available: (device) => device.status === 'accepted' && device.online,
+  component: ({ device }) => (
+    <Link className="btn btn-primary" to={`/device/${device.uid}/terminal`}>
+      {icons.terminal} Open terminal
+    </Link>
+  ),
+};

@@ -1,0 +1,161 @@
+import {
+  Alert,
+  Card,
+  Empty,
+  ErrorState,
+  formatDate,
+  Link,
+  Loading,
+  PageHeader,
+  type RecordedEntry,
+  type Session,
+  useApi,
+  useResource,
+} from '@gatehouse/web/shell';
+import { useState } from 'react';
+import { SessionState } from './list';
+import { Playback } from './playback';
+
+function Recording({ uid, seats }: { uid: string; seats: number[] }) {
+  const api = useApi();
+  const [seat, setSeat] = useState(seats[0] ?? 0);
+  const records = useResource(
+    () =>
+      api.call<RecordedEntry[] | null>('getRecording', {
+        params: { uid, seat },
+        context: 'Could not load the recording',
+      }),
+    [api, uid, seat],
+  );
+  return (
+    <Card
+      title="Recording"
+      actions={
+        seats.length > 1 ? (
+          <label className="row" style={{ gap: 6 }}>
+            <span className="muted">Channel</span>
+            <select
+              className="input"
+              style={{ width: 90 }}
+              value={seat}
+              onChange={(e) => setSeat(Number(e.target.value))}
+            >
+              {seats.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null
+      }
+    >
+      <div className="card-body">
+        {records.error ? (
+          <ErrorState message={records.error} onRetry={records.reload} />
+        ) : !records.data && records.loading ? (
+          <Loading label="Loading the recording…" />
+        ) : (records.data ?? []).length === 0 ? (
+          <Empty title="Nothing was recorded">The session produced no terminal output on this channel.</Empty>
+        ) : (
+          <Playback key={seat} entries={records.data ?? []} />
+        )}
+      </div>
+    </Card>
+  );
+}
+
+export function SessionDetailsPage({ params }: { params: Record<string, string> }) {
+  const api = useApi();
+  const uid = params.uid ?? '';
+  const session = useResource(
+    () => api.call<Session>('getSession', { params: { uid }, context: 'Could not load the session' }),
+    [api, uid],
+  );
+  if (session.error) return <ErrorState message={session.error} onRetry={session.reload} />;
+  if (!session.data) return <Loading />;
+  const s = session.data;
+  const events = s.events?.items ?? [];
+  const seats = s.events?.seats && s.events.seats.length > 0 ? s.events.seats : [0];
+  return (
+    <>
+      <PageHeader
+        title={`Session on ${s.device?.name ?? s.device_uid.slice(0, 12)}`}
+        description={<Link to="/sessions">← All sessions</Link>}
+      />
+      <div className="stack">
+        <Card title="Details">
+          <div className="card-body">
+            <dl className="props">
+              <dt>State</dt>
+              <dd>
+                <SessionState session={s} />
+              </dd>
+              <dt>Device</dt>
+              <dd>
+                <Link to={`/device/${s.device_uid}`}>{s.device?.name ?? s.device_uid}</Link>
+              </dd>
+              <dt>User</dt>
+              <dd>{s.username}</dd>
+              <dt>From</dt>
+              <dd className="mono">{s.ip_address}</dd>
+              <dt>Type</dt>
+              <dd>
+                {s.type === 'web' ? 'Web terminal' : 'SSH'}
+                {s.term ? ` · ${s.term}` : ''}
+              </dd>
+              <dt>Started</dt>
+              <dd>{formatDate(s.started_at)}</dd>
+              <dt>Last activity</dt>
+              <dd>{formatDate(s.last_seen)}</dd>
+            </dl>
+          </div>
+        </Card>
+        {s.recorded ? (
+          <Recording uid={s.uid} seats={seats} />
+        ) : (
+          <Alert kind="info" title="Not recorded">
+            Session recording was off for this namespace when the session ran. Turn it on under Settings →
+            General.
+          </Alert>
+        )}
+        <Card title="Events">
+          {events.length === 0 ? (
+            <Empty title="No events">Events such as the shell opening or a window change appear here.</Empty>
+          ) : (
+            <div className="table-wrap">
+              <table className="table" aria-label="Session events">
+                <thead>
+                  <tr>
+                    <th>Time</th>
+                    <th>Event</th>
+                    <th>Channel</th>
+                    <th>Data</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {events.map((e, i) => (
+                    <tr key={i}>
+                      <td>{formatDate(e.timestamp)}</td>
+                      <td>
+                        <code>{e.type}</code>
+                      </td>
+                      <td>{e.seat ?? 0}</td>
+                      <td className="mono" style={{ maxWidth: 380, overflowWrap: 'anywhere' }}>
+                        {e.data === undefined || e.data === null
+                          ? '—'
+                          : typeof e.data === 'string'
+                            ? e.data
+                            : JSON.stringify(e.data)}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Card>
+      </div>
+    </>
+  );
+}

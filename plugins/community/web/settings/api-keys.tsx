@@ -1,0 +1,281 @@
+import {
+  Alert,
+  type ApiKey,
+  Button,
+  Card,
+  CopyField,
+  createColumnHelper,
+  DataTable,
+  Dialog,
+  Empty,
+  formatDate,
+  icons,
+  type Role,
+  SelectField,
+  TextField,
+  useAction,
+  useApi,
+  useResource,
+  useTableQuery,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useMemo, useState } from 'react';
+import { grantableRoles, roleLabels } from './roles';
+
+/** SPEC.md section 5: the expiry in days is one of -1 (never), 30, 60, 90 or 365. */
+const expiries = [
+  { value: '30', label: '30 days' },
+  { value: '60', label: '60 days' },
+  { value: '90', label: '90 days' },
+  { value: '365', label: '1 year' },
+  { value: '-1', label: 'Never' },
+];
+
+export function expiryText(expiresIn: number, now = Date.now()): { text: string; expired: boolean } {
+  if (expiresIn === -1) return { text: 'Never', expired: false };
+  const at = expiresIn * 1000;
+  return { text: new Date(at).toLocaleDateString(undefined, { dateStyle: 'medium' }), expired: at < now };
+}
+
+export function ApiKeysTab() {
+  const api = useApi();
+  const user = useUser();
+  const toast = useToast();
+  const [query, setQuery] = useTableQuery({ sortBy: 'expires_in', order: 'desc' });
+  const keys = useResource(
+    () =>
+      api.page<ApiKey>('listApiKeys', {
+        query: { page: query.page, per_page: query.perPage, sort_by: query.sortBy, order_by: query.order },
+      }),
+    [api, query, user.tenant],
+  );
+  const roles = grantableRoles(user.role);
+  const [form, setForm] = useState<{ name: string; expires: string; role: Role } | null>(null);
+  const [editing, setEditing] = useState<{ key: ApiKey; name: string; role: Role } | null>(null);
+  const [removing, setRemoving] = useState<ApiKey | null>(null);
+  const [created, setCreated] = useState<ApiKey | null>(null);
+  const action = useAction();
+  const nameProblem = (name: string) =>
+    name.trim().length < 3 || name.trim().length > 20 ? 'Use 3 to 20 characters.' : null;
+
+  const column = createColumnHelper<ApiKey>();
+  const columns = useMemo(
+    () => [
+      column.accessor('name', { header: 'Name', cell: (ctx) => <strong>{ctx.getValue()}</strong> }),
+      column.accessor('role', {
+        header: 'Role',
+        enableSorting: false,
+        cell: (ctx) => roleLabels[ctx.getValue()] ?? ctx.getValue(),
+      }),
+      column.accessor('expires_in', {
+        header: 'Expires',
+        cell: (ctx) => {
+          const e = expiryText(ctx.getValue());
+          return e.expired ? <span className="badge badge-danger">Expired {e.text}</span> : e.text;
+        },
+      }),
+      column.accessor('created_at', { header: 'Created', cell: (ctx) => formatDate(ctx.getValue()) }),
+      column.display({
+        id: 'actions',
+        header: () => <span className="sr-only">Actions</span>,
+        cell: (ctx) => (
+          <div className="row" style={{ justifyContent: 'flex-end', gap: 6, flexWrap: 'nowrap' }}>
+            <Button
+              size="sm"
+              variant="ghost"
+              aria-label={`Edit ${ctx.row.original.name}`}
+              onClick={() => {
+                action.clearError();
+                setEditing({
+                  key: ctx.row.original,
+                  name: ctx.row.original.name,
+                  role: ctx.row.original.role,
+                });
+              }}
+            >
+              Edit
+            </Button>
+            <Button
+              size="sm"
+              variant="ghost"
+              aria-label={`Delete ${ctx.row.original.name}`}
+              onClick={() => {
+                action.clearError();
+                setRemoving(ctx.row.original);
+              }}
+            >
+              Delete
+            </Button>
+          </div>
+        ),
+      }),
+    ],
+    [],
+  );
+
+  return (
+    <div className="stack">
+      <Card
+        title="API keys"
+        actions={
+          <Button
+            variant="primary"
+            size="sm"
+            onClick={() => {
+              action.clearError();
+              setForm({
+                name: '',
+                expires: '30',
+                role: roles.includes('operator') ? 'operator' : (roles[0] ?? 'observer'),
+              });
+            }}
+          >
+            {icons.plus} Create API key
+          </Button>
+        }
+      >
+        <DataTable
+          label="API keys"
+          columns={columns}
+          page={keys.data}
+          loading={keys.loading}
+          error={keys.error}
+          onRetry={keys.reload}
+          query={query}
+          onQuery={setQuery}
+          rowKey={(k) => k.name}
+          empty={
+            <Empty title="No API keys" icon={icons.key}>
+              An API key lets scripts call the Gatehouse API for this namespace with the X-API-Key header.
+            </Empty>
+          }
+        />
+      </Card>
+      <Dialog
+        open={Boolean(form)}
+        title="Create an API key"
+        onClose={() => setForm(null)}
+        submitLabel="Create key"
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          if (!form || nameProblem(form.name)) return;
+          let answer: ApiKey | null = null;
+          const ok = await action.run(async () => {
+            answer = await api.call<ApiKey>('createApiKey', {
+              body: { name: form.name.trim(), expires_at: Number(form.expires), role: form.role },
+              context: 'Could not create the API key',
+            });
+          });
+          if (ok) {
+            setForm(null);
+            setCreated(answer);
+            keys.reload();
+          }
+        }}
+      >
+        {form ? (
+          <>
+            <TextField
+              label="Name"
+              value={form.name}
+              onChange={(e) => setForm({ ...form, name: e.target.value })}
+              hint="3 to 20 characters, unique in this namespace."
+              error={form.name ? nameProblem(form.name) : null}
+              autoFocus
+              required
+            />
+            <SelectField
+              label="Expires after"
+              value={form.expires}
+              onChange={(e) => setForm({ ...form, expires: e.target.value })}
+              options={expiries}
+            />
+            <SelectField
+              label="Role"
+              value={form.role}
+              onChange={(e) => setForm({ ...form, role: e.target.value as Role })}
+              options={roles.map((r) => ({ value: r, label: roleLabels[r] }))}
+              hint="A key can never have more rights than you."
+            />
+          </>
+        ) : null}
+      </Dialog>
+      <Dialog open={Boolean(created)} title="API key created" onClose={() => setCreated(null)}>
+        <Alert kind="warn" title="Copy the key now">
+          It is shown only once. Store it somewhere safe.
+        </Alert>
+        {created?.id ? (
+          <CopyField label="API key" value={created.id} />
+        ) : (
+          <p className="muted">The server did not return the key.</p>
+        )}
+      </Dialog>
+      <Dialog
+        open={Boolean(editing)}
+        title={`Edit ${editing?.key.name ?? ''}`}
+        onClose={() => setEditing(null)}
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          if (!editing || nameProblem(editing.name)) return;
+          const ok = await action.run(() =>
+            api.call('updateApiKey', {
+              params: { key: editing.key.name },
+              body: { name: editing.name.trim(), role: editing.role },
+              context: 'Could not save the API key',
+            }),
+          );
+          if (ok) {
+            toast('API key saved');
+            setEditing(null);
+            keys.reload();
+          }
+        }}
+      >
+        {editing ? (
+          <>
+            <TextField
+              label="Name"
+              value={editing.name}
+              onChange={(e) => setEditing({ ...editing, name: e.target.value })}
+              error={nameProblem(editing.name)}
+              autoFocus
+            />
+            <SelectField
+              label="Role"
+              value={editing.role}
+              onChange={(e) => setEditing({ ...editing, role: e.target.value as Role })}
+              options={roles.map((r) => ({ value: r, label: roleLabels[r] }))}
+            />
+          </>
+        ) : null}
+      </Dialog>
+      <Dialog
+        open={Boolean(removing)}
+        title={`Delete ${removing?.name ?? ''}?`}
+        description="Scripts using this key will stop working at once."
+        onClose={() => setRemoving(null)}
+        submitLabel="Delete"
+        submitVariant="danger"
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          if (!removing) return;
+          const ok = await action.run(() =>
+            api.call('deleteApiKey', {
+              params: { key: removing.name },
+              context: 'Could not delete the API key',
+            }),
+          );
+          if (ok) {
+            toast('API key deleted');
+            setRemoving(null);
+            keys.reload();
+          }
+        }}
+      />
+    </div>
+  );
+}

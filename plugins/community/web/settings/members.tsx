@@ -1,0 +1,248 @@
+import {
+  Alert,
+  Button,
+  Card,
+  Dialog,
+  Empty,
+  ErrorState,
+  formatDate,
+  icons,
+  Loading,
+  type Member,
+  type Namespace,
+  type Role,
+  SelectField,
+  TextField,
+  useAction,
+  useConsole,
+  useResource,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useState } from 'react';
+import { grantableRoles, roleLabels } from './roles';
+
+export function MembersTab() {
+  const { api } = useConsole();
+  const user = useUser();
+  const toast = useToast();
+  const namespace = useResource(
+    () =>
+      api.call<Namespace>('getNamespace', {
+        params: { tenant: user.tenant },
+        context: 'Could not load the members',
+      }),
+    [api, user.tenant],
+  );
+  const [adding, setAdding] = useState(false);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('observer');
+  const [removing, setRemoving] = useState<Member | null>(null);
+  const action = useAction();
+  const roles = grantableRoles(user.role);
+  const canManage = user.role === 'owner' || user.role === 'administrator';
+
+  if (namespace.error) return <ErrorState message={namespace.error} onRetry={namespace.reload} />;
+  if (!namespace.data) return <Loading />;
+  const ns = namespace.data;
+  const members = ns.members ?? [];
+
+  const changeRole = async (member: Member, next: Role) => {
+    const ok = await action.run(() =>
+      api.call('updateMember', {
+        params: { tenant: ns.tenant_id, uid: member.id },
+        body: { role: next },
+        context: 'Could not change the role',
+      }),
+    );
+    if (ok) {
+      toast(`Role changed to ${roleLabels[next]}`);
+      namespace.reload();
+    }
+  };
+
+  return (
+    <div className="stack">
+      {action.error && !adding && !removing ? <Alert>{action.error}</Alert> : null}
+      <Card
+        title="Members"
+        actions={
+          canManage ? (
+            <Button
+              variant="primary"
+              size="sm"
+              onClick={() => {
+                action.clearError();
+                setEmail('');
+                setAdding(true);
+              }}
+            >
+              {icons.plus} Add member
+            </Button>
+          ) : null
+        }
+      >
+        {members.length === 0 ? (
+          <Empty title="No members">Add people by the email address of their Gatehouse account.</Empty>
+        ) : (
+          <div className="table-wrap">
+            <table className="table" aria-label="Members">
+              <thead>
+                <tr>
+                  <th>Member</th>
+                  <th>Role</th>
+                  <th>Status</th>
+                  <th>Added</th>
+                  <th className="actions">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {members.map((m) => {
+                  const who = m.email || m.username || m.id;
+                  const isOwner = m.role === 'owner';
+                  const isMe = m.id === user.id;
+                  return (
+                    <tr key={m.id}>
+                      <td>
+                        {who} {isMe ? <span className="badge">You</span> : null}
+                      </td>
+                      <td>
+                        {canManage && !isOwner && !isMe ? (
+                          <>
+                            <label className="sr-only" htmlFor={`role-${m.id}`}>
+                              Role of {who}
+                            </label>
+                            <select
+                              id={`role-${m.id}`}
+                              className="input"
+                              style={{ width: 160, height: 30 }}
+                              value={m.role}
+                              onChange={(e) => changeRole(m, e.target.value as Role)}
+                              disabled={action.pending}
+                            >
+                              {roles.map((r) => (
+                                <option key={r} value={r}>
+                                  {roleLabels[r]}
+                                </option>
+                              ))}
+                              {roles.includes(m.role) ? null : (
+                                <option value={m.role}>{roleLabels[m.role]}</option>
+                              )}
+                            </select>
+                          </>
+                        ) : (
+                          (roleLabels[m.role] ?? m.role)
+                        )}
+                      </td>
+                      <td>
+                        {m.status === 'pending' ? (
+                          <span className="badge badge-warn">Invited</span>
+                        ) : (
+                          <span className="badge badge-ok">Active</span>
+                        )}
+                      </td>
+                      <td>{formatDate(m.added_at)}</td>
+                      <td className="actions">
+                        {canManage && !isOwner && !isMe ? (
+                          <Button
+                            size="sm"
+                            variant="ghost"
+                            onClick={() => {
+                              action.clearError();
+                              setRemoving(m);
+                            }}
+                            aria-label={`Remove ${who}`}
+                          >
+                            Remove
+                          </Button>
+                        ) : null}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+      <Card title="Roles">
+        <div className="card-body">
+          <dl className="props">
+            <dt>Owner</dt>
+            <dd>Everything, including deleting the namespace. One per namespace.</dd>
+            <dt>Administrator</dt>
+            <dd>Manages members, API keys, devices, keys, rules and settings.</dd>
+            <dt>Operator</dt>
+            <dd>Accepts and manages devices and connects to them.</dd>
+            <dt>Observer</dt>
+            <dd>Connects to devices and sees the namespace, without changing it.</dd>
+          </dl>
+        </div>
+      </Card>
+      <Dialog
+        open={adding}
+        title="Add a member"
+        description="The person needs a Gatehouse account with this email address."
+        onClose={() => setAdding(false)}
+        submitLabel="Add member"
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          const ok = await action.run(() =>
+            api.call('addMember', {
+              params: { tenant: ns.tenant_id },
+              body: { email: email.trim(), role },
+              context: 'Could not add the member',
+            }),
+          );
+          if (ok) {
+            toast(`${email.trim()} added`);
+            setAdding(false);
+            namespace.reload();
+          }
+        }}
+      >
+        <TextField
+          label="Email"
+          type="email"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          required
+          autoFocus
+        />
+        <SelectField
+          label="Role"
+          value={role}
+          onChange={(e) => setRole(e.target.value as Role)}
+          options={roles.map((r) => ({ value: r, label: roleLabels[r] }))}
+        />
+      </Dialog>
+      <Dialog
+        open={Boolean(removing)}
+        title="Remove this member?"
+        description={`${removing?.email || removing?.username || 'They'} will lose access to this namespace and its devices.`}
+        onClose={() => setRemoving(null)}
+        submitLabel="Remove"
+        submitVariant="danger"
+        busy={action.pending}
+        error={action.error}
+        onSubmit={async () => {
+          if (!removing) return;
+          const ok = await action.run(() =>
+            api.call('removeMember', {
+              params: { tenant: ns.tenant_id, uid: removing.id },
+              context: 'Could not remove the member',
+            }),
+          );
+          if (ok) {
+            toast('Member removed');
+            setRemoving(null);
+            namespace.reload();
+          }
+        }}
+      />
+    </div>
+  );
+}

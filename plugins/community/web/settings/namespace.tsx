@@ -1,0 +1,271 @@
+import {
+  Alert,
+  type AuthenticatedUser,
+  Button,
+  Card,
+  CopyField,
+  Dialog,
+  ErrorState,
+  Loading,
+  type Namespace,
+  Switch,
+  TextArea,
+  TextField,
+  useAction,
+  useConsole,
+  useNavigate,
+  useResource,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { useEffect, useState } from 'react';
+
+const announcementLimit = 4096;
+
+function SupportIdentifier({ tenant }: { tenant: string }) {
+  const { api } = useConsole();
+  const support = useResource(
+    () =>
+      api.call<{ identifier: string }>('supportIdentifier', {
+        params: { tenant },
+        context: 'Could not load the support identifier',
+      }),
+    [api, tenant],
+  );
+  if (support.error) return <p className="muted">{support.error}</p>;
+  if (!support.data) return <div className="skeleton" style={{ width: 320 }} />;
+  return <CopyField label="support identifier" value={support.data.identifier} />;
+}
+
+export function NamespaceTab() {
+  const { api, replaceUser } = useConsole();
+  const user = useUser();
+  const toast = useToast();
+  const navigate = useNavigate();
+  const namespace = useResource(
+    () =>
+      api.call<Namespace>('getNamespace', {
+        params: { tenant: user.tenant },
+        context: 'Could not load the namespace',
+      }),
+    [api, user.tenant],
+  );
+  const [name, setName] = useState('');
+  const [announcement, setAnnouncement] = useState('');
+  const [confirming, setConfirming] = useState<'delete' | 'leave' | null>(null);
+  const [confirmName, setConfirmName] = useState('');
+  const save = useAction();
+  const recording = useAction();
+  const danger = useAction();
+
+  useEffect(() => {
+    if (!namespace.data) return;
+    setName(namespace.data.name);
+    setAnnouncement(namespace.data.settings?.connection_announcement ?? '');
+  }, [namespace.data]);
+
+  if (!user.tenant)
+    return (
+      <Alert kind="info" title="No namespace">
+        Create a namespace from the namespace menu at the top.
+      </Alert>
+    );
+  if (namespace.error) return <ErrorState message={namespace.error} onRetry={namespace.reload} />;
+  if (!namespace.data) return <Loading />;
+  const ns = namespace.data;
+  const isOwner = ns.owner === user.id;
+
+  const update = async (body: Partial<Namespace>, done: string) => {
+    const ok = await save.run(() =>
+      api.call('updateNamespace', {
+        params: { tenant: ns.tenant_id },
+        body,
+        context: 'Could not save the namespace',
+      }),
+    );
+    if (ok) {
+      toast(done);
+      namespace.reload();
+    }
+  };
+
+  const setRecording = async (on: boolean) => {
+    const ok = await recording.run(() =>
+      api.call('setSessionRecord', {
+        params: { tenant: ns.tenant_id },
+        body: { session_record: on },
+        context: 'Could not change session recording',
+      }),
+    );
+    if (ok) {
+      toast(on ? 'Sessions will be recorded' : 'Session recording is off');
+      namespace.reload();
+    }
+  };
+
+  const moveToAnotherNamespace = async () => {
+    const list = await api.page<Namespace>('listNamespaces', { query: { page: 1, per_page: 100 } });
+    const next = list.items.find((n) => n.tenant_id !== ns.tenant_id);
+    if (next) {
+      const swapped = await api.call<Partial<AuthenticatedUser>>('switchNamespace', {
+        params: { tenant: next.tenant_id },
+      });
+      replaceUser({ ...swapped, tenant: next.tenant_id });
+    } else replaceUser({ tenant: '' });
+  };
+
+  const remove = async () => {
+    const ok = await danger.run(async () => {
+      if (confirming === 'delete') {
+        await api.call('deleteNamespace', {
+          params: { tenant: ns.tenant_id },
+          context: 'Could not delete the namespace',
+        });
+        await moveToAnotherNamespace();
+      } else {
+        const fresh = await api.call<Partial<AuthenticatedUser>>('leaveNamespace', {
+          params: { tenant: ns.tenant_id },
+          context: 'Could not leave the namespace',
+        });
+        replaceUser({ ...fresh, tenant: fresh.tenant ?? '' });
+      }
+    });
+    if (ok) {
+      toast(confirming === 'delete' ? `${ns.name} deleted` : `You left ${ns.name}`);
+      setConfirming(null);
+      navigate('/');
+    }
+  };
+
+  return (
+    <div className="stack">
+      <Card title="Namespace">
+        <form
+          className="card-body form"
+          style={{ maxWidth: 560 }}
+          onSubmit={(e) => {
+            e.preventDefault();
+            void update({ name: name.trim() }, 'Namespace renamed');
+          }}
+        >
+          {save.error ? <Alert>{save.error}</Alert> : null}
+          <TextField
+            label="Name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            minLength={3}
+            maxLength={20}
+            required
+            hint="Part of every SSH address in this namespace."
+          />
+          <div>
+            <Button type="submit" variant="primary" busy={save.pending} disabled={name.trim() === ns.name}>
+              Rename
+            </Button>
+          </div>
+          <div className="field">
+            <span className="label">Tenant ID</span>
+            <CopyField label="tenant ID" value={ns.tenant_id} />
+            <span className="hint">Agents join this namespace with it.</span>
+          </div>
+          <div className="field">
+            <span className="label">Support identifier</span>
+            <SupportIdentifier tenant={ns.tenant_id} />
+            <span className="hint">Give this to support staff so they can find your namespace.</span>
+          </div>
+          <p className="muted">
+            {ns.device_count ?? 0} of {ns.max_devices > 0 ? ns.max_devices : 'unlimited'} devices in use.
+          </p>
+        </form>
+      </Card>
+      <Card title="Session recording">
+        <div className="card-body stack" style={{ gap: 10 }}>
+          {recording.error ? <Alert>{recording.error}</Alert> : null}
+          <Switch
+            label="Record the terminal output of every session"
+            checked={Boolean(ns.settings?.session_record)}
+            onChange={setRecording}
+            disabled={recording.pending}
+          />
+          <p className="muted">Recordings can be played back from each session's page.</p>
+        </div>
+      </Card>
+      <Card title="Connection announcement">
+        <form
+          className="card-body form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void update(
+              { settings: { ...ns.settings, connection_announcement: announcement } },
+              'Announcement saved',
+            );
+          }}
+        >
+          <TextArea
+            label="Message shown before the shell"
+            value={announcement}
+            onChange={(e) => setAnnouncement(e.target.value)}
+            maxLength={announcementLimit}
+            hint={`${announcement.length} of ${announcementLimit} characters. Shown to everyone who connects over SSH.`}
+          />
+          <div>
+            <Button
+              type="submit"
+              variant="primary"
+              busy={save.pending}
+              disabled={announcement === (ns.settings?.connection_announcement ?? '')}
+            >
+              Save announcement
+            </Button>
+          </div>
+        </form>
+      </Card>
+      <Card title="Danger zone">
+        <div className="card-body row" style={{ justifyContent: 'space-between' }}>
+          <p className="muted" style={{ maxWidth: 560 }}>
+            {isOwner
+              ? 'Deleting the namespace removes its devices, sessions, keys and rules. This cannot be undone.'
+              : 'Leaving takes away your access to this namespace and its devices.'}
+          </p>
+          <Button
+            variant="danger"
+            onClick={() => {
+              danger.clearError();
+              setConfirmName('');
+              setConfirming(isOwner ? 'delete' : 'leave');
+            }}
+          >
+            {isOwner ? 'Delete namespace' : 'Leave namespace'}
+          </Button>
+        </div>
+      </Card>
+      <Dialog
+        open={confirming !== null}
+        title={confirming === 'delete' ? `Delete ${ns.name}?` : `Leave ${ns.name}?`}
+        description={
+          confirming === 'delete'
+            ? 'Type the namespace name to confirm.'
+            : 'You will need a new invitation to come back.'
+        }
+        onClose={() => setConfirming(null)}
+        onSubmit={() => {
+          if (confirming === 'delete' && confirmName !== ns.name) return;
+          void remove();
+        }}
+        submitLabel={confirming === 'delete' ? 'Delete forever' : 'Leave'}
+        submitVariant="danger"
+        busy={danger.pending}
+        error={danger.error}
+      >
+        {confirming === 'delete' ? (
+          <TextField
+            label="Namespace name"
+            value={confirmName}
+            onChange={(e) => setConfirmName(e.target.value)}
+            autoFocus
+          />
+        ) : null}
+      </Dialog>
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+import {
+  Alert,
+  ApiError,
+  Button,
+  Card,
+  listFields,
+  TextField,
+  useAction,
+  useConsole,
+  useToast,
+  useUser,
+} from '@gatehouse/web/shell';
+import { type FormEvent, useState } from 'react';
+
+export function ProfileTab() {
+  const { api, replaceUser } = useConsole();
+  const user = useUser();
+  const toast = useToast();
+  const [form, setForm] = useState({
+    name: user.name ?? '',
+    username: user.user ?? '',
+    email: user.email ?? '',
+    recovery_email: user.recovery_email ?? '',
+  });
+  const [taken, setTaken] = useState<string[]>([]);
+  const action = useAction();
+  const recoverySame = form.recovery_email && form.recovery_email.toLowerCase() === form.email.toLowerCase();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (recoverySame) return;
+    setTaken([]);
+    const changes: Record<string, string> = {};
+    if (form.name !== user.name) changes.name = form.name;
+    if (form.username !== user.user) changes.username = form.username;
+    if (form.email !== user.email) changes.email = form.email;
+    if (form.recovery_email && form.recovery_email !== (user.recovery_email ?? ''))
+      changes.recovery_email = form.recovery_email;
+    if (Object.keys(changes).length === 0) {
+      toast('Nothing to save');
+      return;
+    }
+    const ok = await action.run(async () => {
+      try {
+        await api.call('updateUser', { body: changes, context: 'Could not save your profile' });
+      } catch (error) {
+        if (error instanceof ApiError && (error.status === 409 || error.status === 400))
+          setTaken(error.fields);
+        throw error;
+      }
+    });
+    if (ok) {
+      replaceUser({
+        name: form.name,
+        user: form.username,
+        email: form.email,
+        recovery_email: form.recovery_email || user.recovery_email,
+      });
+      toast('Profile saved');
+    }
+  };
+  const fieldError = (f: string) => (taken.includes(f) ? `This ${listFields([f])} cannot be used.` : null);
+
+  return (
+    <Card title="Profile">
+      <form className="card-body form" onSubmit={submit} style={{ maxWidth: 520 }}>
+        {action.error ? <Alert>{action.error}</Alert> : null}
+        <TextField
+          label="Full name"
+          value={form.name}
+          onChange={(e) => setForm({ ...form, name: e.target.value })}
+          minLength={3}
+          maxLength={20}
+          required
+          error={fieldError('name')}
+        />
+        <TextField
+          label="Username"
+          value={form.username}
+          onChange={(e) => setForm({ ...form, username: e.target.value })}
+          minLength={3}
+          maxLength={30}
+          pattern="[a-zA-Z0-9_.@\-]+"
+          required
+          error={fieldError('username')}
+        />
+        <TextField
+          label="Email"
+          type="email"
+          value={form.email}
+          onChange={(e) => setForm({ ...form, email: e.target.value })}
+          required
+          error={fieldError('email')}
+        />
+        <TextField
+          label="Recovery email"
+          type="email"
+          value={form.recovery_email}
+          onChange={(e) => setForm({ ...form, recovery_email: e.target.value })}
+          hint="Needed to turn on two-step verification. It must differ from your email and cannot be cleared once set."
+          error={
+            recoverySame ? 'Use a different address from your main email.' : fieldError('recovery_email')
+          }
+        />
+        <div>
+          <Button type="submit" variant="primary" busy={action.pending}>
+            Save profile
+          </Button>
+        </div>
+      </form>
+    </Card>
+  );
+}

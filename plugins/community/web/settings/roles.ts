@@ -1,0 +1,16 @@
+import type { Role } from '@gatehouse/web/shell';
+
+export const roleLabels: Record<Role, string> = {
+  owner: 'Owner',
+  administrator: 'Administrator',
+  operator: 'Operator',
+  observer: 'Observer',
+};
+
+const rank: Record<Role, number> = { observer: 0, operator: 1, administrator: 2, owner: 3 };
+
+/** Roles a person may hand out: never above their own (SPEC.md section 5, API keys; the same for members). */
+export function grantableRoles(mine: Role | '' | undefined, includeOwner = false): Role[] {
+  const limit = mine ? rank[mine] : 0;
+  return (Object.keys(rank) as Role[]).filter((r) => rank[r] <= limit && (includeOwner || r !== 'owner'));
+}

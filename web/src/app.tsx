@@ -1,0 +1,98 @@
+import { Component, type ReactNode, Suspense, useEffect } from 'react';
+import { Setup } from './auth/setup';
+import { SignIn } from './auth/sign-in';
+import type { AuthenticatedUser } from './shell/api/types';
+import { Layout } from './shell/layout';
+import { matchPath, useLocation } from './shell/router';
+import { useConsole } from './shell/session';
+import { SettingsPage } from './shell/settings';
+import { Button } from './shell/ui/controls';
+import { Empty, Loading } from './shell/ui/feedback';
+import { PageHeader } from './shell/ui/page';
+
+/** Keeps one broken screen from blanking the whole console. */
+class ScreenBoundary extends Component<{ children: ReactNode; resetKey: string }, { error: Error | null }> {
+  override state: { error: Error | null } = { error: null };
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+  override componentDidUpdate(previous: { resetKey: string }) {
+    if (previous.resetKey !== this.props.resetKey && this.state.error) this.setState({ error: null });
+  }
+  override render() {
+    if (this.state.error) {
+      return (
+        <Empty
+          title="This screen ran into a problem"
+          action={<Button onClick={() => window.location.reload()}>Reload the page</Button>}
+        >
+          {/chunk|dynamically imported module/i.test(this.state.error.message)
+            ? 'A newer version of the console may have been installed. Reload to get it.'
+            : this.state.error.message}
+        </Empty>
+      );
+    }
+    return this.props.children;
+  }
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageHeader title="Page not found" />
+      <Empty title="There is nothing at this address">Check the link, or pick a page from the menu.</Empty>
+    </>
+  );
+}
+
+function Screens() {
+  const { slots } = useConsole();
+  const { pathname } = useLocation();
+  let screen: ReactNode = <NotFound />;
+  const settings = matchPath('/settings/:tab', pathname) ?? (pathname === '/settings' ? { tab: '' } : null);
+  if (settings) screen = <SettingsPage params={settings} />;
+  else {
+    for (const page of slots.pages) {
+      const params = matchPath(page.path, pathname);
+      if (params) {
+        const Page = page.component;
+        screen = <Page params={params} />;
+        break;
+      }
+    }
+  }
+  return (
+    <Layout>
+      <ScreenBoundary resetKey={pathname}>
+        <Suspense fallback={<Loading />}>{screen}</Suspense>
+      </ScreenBoundary>
+    </Layout>
+  );
+}
+
+/** Refreshes the stored user record once per load, so a changed name or MFA state shows after a reload. */
+function UserRefresh() {
+  const { api, replaceUser } = useConsole();
+  useEffect(() => {
+    api.call<Partial<AuthenticatedUser>>('currentUser').then(
+      (fresh) => replaceUser(fresh),
+      () => {
+        // A 401 already ended the session through the client; other failures keep the stored record.
+      },
+    );
+  }, [api, replaceUser]);
+  return null;
+}
+
+export function App({ onSetupDone }: { onSetupDone: () => void }) {
+  const { info, user } = useConsole();
+  const { pathname } = useLocation();
+  if (pathname === '/setup' || (!info.setup && !user)) return <Setup onDone={onSetupDone} />;
+  if (!user) return <SignIn />;
+  return (
+    <>
+      <UserRefresh />
+      <Screens />
+    </>
+  );
+}

@@ -1,0 +1,123 @@
+/**
+ * An API answer that was not a success, with the words a person should read.
+ * `fields` holds the field names a 400 or 409 answer listed (SPEC.md section 8).
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly fields: string[];
+  readonly headers: Headers;
+  readonly serverMessage: string | undefined;
+
+  constructor(status: number, headers: Headers, body: unknown, context: string) {
+    const fields = fieldsOf(body);
+    const serverMessage = messageOf(body);
+    super(describe(status, fields, serverMessage, context));
+    this.name = 'ApiError';
+    this.status = status;
+    this.fields = fields;
+    this.headers = headers;
+    this.serverMessage = serverMessage;
+  }
+}
+
+/** The browser could not reach the server at all. */
+export class NetworkError extends Error {
+  constructor() {
+    super('The Gatehouse server could not be reached. Check your connection and try again.');
+    this.name = 'NetworkError';
+  }
+}
+
+function fieldsOf(body: unknown): string[] {
+  if (Array.isArray(body)) return body.filter((f): f is string => typeof f === 'string');
+  if (body && typeof body === 'object' && 'fields' in body) {
+    const fields = (body as { fields?: unknown }).fields;
+    if (fields && typeof fields === 'object') return Object.keys(fields);
+  }
+  return [];
+}
+
+function messageOf(body: unknown): string | undefined {
+  if (body && typeof body === 'object' && 'message' in body) {
+    const message = (body as { message?: unknown }).message;
+    if (typeof message === 'string' && message.length > 0) return message;
+  }
+  return undefined;
+}
+
+const fieldNames: Record<string, string> = {
+  username: 'username',
+  email: 'email address',
+  recovery_email: 'recovery email',
+  name: 'name',
+  password: 'password',
+  current_password: 'current password',
+  new_password: 'new password',
+  tag: 'tag',
+  tags: 'tags',
+  role: 'role',
+  data: 'key data',
+  filter: 'filter',
+  hostname: 'hostname pattern',
+  source_ip: 'source IP pattern',
+  priority: 'priority',
+  host: 'host',
+  port: 'port',
+  ttl: 'time to live',
+  code: 'code',
+  expires_at: 'expiry',
+};
+
+export function listFields(fields: string[]): string {
+  const words = fields.map((f) => fieldNames[f] ?? f.replaceAll('_', ' '));
+  if (words.length <= 1) return words.join('');
+  return `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+function describe(status: number, fields: string[], message: string | undefined, context: string): string {
+  const what = context ? `${context}: ` : '';
+  switch (status) {
+    case 400:
+      return fields.length > 0
+        ? `${what}please check the ${listFields(fields)}; the value is not valid.`
+        : `${what}${message ? sentence(message) : 'the request was not valid.'}`;
+    case 401:
+      return 'Your session has ended or the credentials were not accepted. Please sign in again.';
+    case 402:
+      return `${what}your plan does not allow this. Upgrade the subscription or free up a slot first.`;
+    case 403:
+      return `${what}your role in this namespace does not allow this action.`;
+    case 404:
+      return `${what}it no longer exists, or you do not have access to it.`;
+    case 406:
+      return `${what}${message ? sentence(message) : 'the server did not accept this value.'}`;
+    case 409:
+      return fields.length > 0
+        ? `${what}the ${listFields(fields)} ${fields.length > 1 ? 'are' : 'is'} already in use.`
+        : `${what}it conflicts with something that already exists.`;
+    case 422:
+      return `${what}${message ? sentence(message) : 'the server could not process this value.'}`;
+    case 424:
+      return `${what}the billing service did not answer. Try again in a moment.`;
+    case 429:
+      return `${what}too many attempts. Wait a little and try again.`;
+    case 501:
+      return `${what}this feature is not available in this edition of Gatehouse.`;
+    default:
+      if (status >= 500)
+        return `${what}the server ran into a problem. Try again; if it keeps happening, check the server log.`;
+      return `${what}${message ? sentence(message) : `the server answered ${status}.`}`;
+  }
+}
+
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  const first = trimmed.charAt(0).toLowerCase() + trimmed.slice(1);
+  return /[.!?]$/.test(first) ? first : `${first}.`;
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof ApiError || error instanceof NetworkError) return error.message;
+  if (error instanceof Error) return error.message;
+  return 'Something went wrong.';
+}

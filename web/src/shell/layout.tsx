@@ -1,0 +1,292 @@
+import { type ReactNode, useEffect, useRef, useState } from 'react';
+import type { AuthenticatedUser, Namespace } from './api/types';
+import { useAction, useResource } from './resource';
+import { Link, useLocation, useNavigate } from './router';
+import { useConsole, useUser } from './session';
+import { currentTheme, setTheme, type Theme } from './theme';
+import { Button, TextField } from './ui/controls';
+import { Dialog } from './ui/dialog';
+import { useToast } from './ui/feedback';
+import { icons, Logo } from './ui/icons';
+
+function ThemeToggle() {
+  const [theme, setLocal] = useState<Theme>(currentTheme);
+  const next: Theme = theme === 'dark' ? 'light' : 'dark';
+  return (
+    <Button
+      variant="ghost"
+      className="icon-btn"
+      aria-label={`Switch to ${next} mode`}
+      title={`Switch to ${next} mode`}
+      onClick={() => {
+        setTheme(next);
+        setLocal(next);
+      }}
+    >
+      {theme === 'dark' ? icons.sun : icons.moon}
+    </Button>
+  );
+}
+
+/** Closes a popup menu on Escape or a click outside, and hands focus back to its button. */
+function useMenu() {
+  const [open, setOpen] = useState(false);
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const onClick = (e: MouseEvent) => {
+      if (ref.current && !ref.current.contains(e.target as Node)) setOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        setOpen(false);
+        ref.current?.querySelector<HTMLButtonElement>('button')?.focus();
+      }
+    };
+    document.addEventListener('mousedown', onClick);
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('mousedown', onClick);
+      document.removeEventListener('keydown', onKey);
+    };
+  }, [open]);
+  return { open, setOpen, ref };
+}
+
+function NamespaceSwitcher() {
+  const { api, replaceUser } = useConsole();
+  const user = useUser();
+  const toast = useToast();
+  const navigate = useNavigate();
+  const menu = useMenu();
+  const [creating, setCreating] = useState(false);
+  const [name, setName] = useState('');
+  const action = useAction();
+  const namespaces = useResource(
+    () => api.page<Namespace>('listNamespaces', { query: { page: 1, per_page: 100 } }),
+    [api, user.tenant],
+  );
+  const current = namespaces.data?.items.find((n) => n.tenant_id === user.tenant);
+
+  const switchTo = async (tenant: string) => {
+    menu.setOpen(false);
+    const ok = await action.run(async () => {
+      const next = await api.call<Partial<AuthenticatedUser>>('switchNamespace', {
+        params: { tenant },
+        context: 'Could not switch namespace',
+      });
+      replaceUser({ ...next, tenant });
+    });
+    if (ok) navigate('/');
+    else if (action.error) toast(action.error, 'error');
+  };
+
+  const create = async () => {
+    const ok = await action.run(async () => {
+      const created = await api.call<Namespace>('createNamespace', {
+        body: { name },
+        context: 'Could not create the namespace',
+      });
+      const next = await api.call<Partial<AuthenticatedUser>>('switchNamespace', {
+        params: { tenant: created.tenant_id },
+      });
+      replaceUser({ ...next, tenant: created.tenant_id });
+    });
+    if (ok) {
+      setCreating(false);
+      setName('');
+      toast(`Namespace ${name} created`);
+      navigate('/');
+    }
+  };
+
+  return (
+    <div className="menu" ref={menu.ref}>
+      <Button
+        aria-haspopup="true"
+        aria-expanded={menu.open}
+        onClick={() => menu.setOpen(!menu.open)}
+        aria-label={`Namespace: ${current?.name ?? 'none'}. Change namespace`}
+      >
+        {icons.users}
+        <span>{current?.name ?? (namespaces.loading ? 'Loading…' : 'No namespace')}</span>
+        {icons.chevron}
+      </Button>
+      {menu.open ? (
+        <div className="menu-list">
+          {namespaces.error ? (
+            <p className="muted" style={{ padding: 8 }}>
+              {namespaces.error}
+            </p>
+          ) : null}
+          {namespaces.data?.items.map((n) => (
+            <button
+              type="button"
+              key={n.tenant_id}
+              onClick={() => switchTo(n.tenant_id)}
+              aria-current={n.tenant_id === user.tenant ? 'true' : undefined}
+            >
+              <span style={{ width: 16 }}>{n.tenant_id === user.tenant ? icons.check : null}</span>
+              {n.name}
+            </button>
+          ))}
+          <hr />
+          <button
+            type="button"
+            onClick={() => {
+              menu.setOpen(false);
+              action.clearError();
+              setCreating(true);
+            }}
+          >
+            {icons.plus} Create namespace
+          </button>
+        </div>
+      ) : null}
+      <Dialog
+        open={creating}
+        title="Create a namespace"
+        description="A namespace groups devices, members and their settings. You become its owner."
+        onClose={() => setCreating(false)}
+        onSubmit={create}
+        submitLabel="Create"
+        busy={action.pending}
+        error={action.error}
+      >
+        <TextField
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          minLength={3}
+          maxLength={20}
+          pattern="[a-zA-Z0-9\-]+"
+          hint="3 to 20 characters: letters, digits and hyphens."
+          autoFocus
+        />
+      </Dialog>
+    </div>
+  );
+}
+
+function UserMenu() {
+  const { signOut } = useConsole();
+  const user = useUser();
+  const menu = useMenu();
+  const navigate = useNavigate();
+  return (
+    <div className="menu" ref={menu.ref}>
+      <Button
+        variant="ghost"
+        aria-haspopup="true"
+        aria-expanded={menu.open}
+        onClick={() => menu.setOpen(!menu.open)}
+        aria-label={`Account menu for ${user.user}`}
+      >
+        {icons.user}
+        <span className="hide-small">{user.name || user.user}</span>
+      </Button>
+      {menu.open ? (
+        <div className="menu-list" data-align="right">
+          <div style={{ padding: '6px 10px' }}>
+            <div>{user.name || user.user}</div>
+            <div className="muted" style={{ fontSize: 12.5 }}>
+              {user.email}
+            </div>
+          </div>
+          <hr />
+          <button
+            type="button"
+            onClick={() => {
+              menu.setOpen(false);
+              navigate('/settings/profile');
+            }}
+          >
+            {icons.settings} Account settings
+          </button>
+          <button type="button" onClick={() => signOut()}>
+            {icons.logout} Sign out
+          </button>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function isActive(pathname: string, to: string): boolean {
+  if (to === '/') return pathname === '/';
+  return pathname === to || pathname.startsWith(`${to}/`);
+}
+
+export function Layout({ children }: { children: ReactNode }) {
+  const { slots, info } = useConsole();
+  const { pathname } = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu whenever the page changes
+  useEffect(() => setMenuOpen(false), [pathname]);
+  const sections: { id: string; label: string | null }[] = [
+    { id: 'main', label: null },
+    { id: 'manage', label: 'Manage' },
+    { id: 'settings', label: 'Settings' },
+  ];
+  return (
+    <div className="app" data-menu={menuOpen ? 'open' : 'closed'}>
+      <a className="skip-link" href="#content">
+        Skip to content
+      </a>
+      <aside className="sidebar" aria-label="Main">
+        <Link to="/" className="brand">
+          <Logo />
+          Gatehouse
+        </Link>
+        <nav className="nav" aria-label="Primary">
+          {sections.map((section) => {
+            const items = slots.nav.filter((n) => (n.section ?? 'main') === section.id);
+            if (items.length === 0) return null;
+            return (
+              <div key={section.id} className="nav">
+                {section.label ? <div className="nav-section">{section.label}</div> : null}
+                {items.map((item) => (
+                  <Link
+                    key={item.to}
+                    to={item.to}
+                    aria-current={isActive(pathname, item.to) ? 'page' : undefined}
+                  >
+                    {item.icon}
+                    {item.label}
+                  </Link>
+                ))}
+              </div>
+            );
+          })}
+        </nav>
+        <div className="sidebar-foot faint" style={{ fontSize: 12, padding: '12px 10px 0' }}>
+          Gatehouse {info.version}
+        </div>
+      </aside>
+      <button type="button" className="scrim" aria-label="Close menu" onClick={() => setMenuOpen(false)} />
+      <div className="main">
+        <header className="topbar">
+          <Button
+            variant="ghost"
+            className="icon-btn menu-button"
+            aria-label="Open menu"
+            aria-expanded={menuOpen}
+            onClick={() => setMenuOpen(true)}
+          >
+            {icons.menu}
+          </Button>
+          <NamespaceSwitcher />
+          <div className="spacer" />
+          <ThemeToggle />
+          <UserMenu />
+        </header>
+        <main className="content" id="content" tabIndex={-1}>
+          {children}
+        </main>
+      </div>
+    </div>
+  );
+}
+
+export { ThemeToggle };

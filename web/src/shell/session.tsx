@@ -1,0 +1,113 @@
+import { createContext, type ReactNode, useCallback, useContext, useMemo, useRef, useState } from 'react';
+import { ApiClient } from './api/client';
+import type { AuthenticatedUser, InstanceInfo } from './api/types';
+import type { Slots } from './slots';
+
+// Auth state of the console: the instance info, the signed-in user (with the token), and the API client
+// that carries that token. The record is kept in localStorage so a reload keeps the person signed in.
+
+const storageKey = 'gatehouse.auth';
+
+export interface ConsoleValue {
+  info: InstanceInfo;
+  slots: Slots;
+  user: AuthenticatedUser | null;
+  api: ApiClient;
+  signIn: (user: AuthenticatedUser) => void;
+  signOut: (reason?: string) => void;
+  /** Why the last session ended, shown once on the sign-in screen. */
+  endedReason: string | null;
+  /** Takes a new user record for another namespace (switch, leave) and keeps the person signed in. */
+  replaceUser: (user: Partial<AuthenticatedUser>) => void;
+}
+
+const ConsoleContext = createContext<ConsoleValue | null>(null);
+
+export function readStoredUser(): AuthenticatedUser | null {
+  try {
+    const text = localStorage.getItem(storageKey);
+    if (!text) return null;
+    const value = JSON.parse(text) as AuthenticatedUser;
+    return typeof value.token === 'string' && value.token ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+export function ConsoleProvider({
+  info,
+  slots,
+  children,
+}: {
+  info: InstanceInfo;
+  slots: Slots;
+  children: ReactNode;
+}) {
+  const [user, setUser] = useState<AuthenticatedUser | null>(readStoredUser);
+  const [endedReason, setEndedReason] = useState<string | null>(null);
+  const tokenRef = useRef<string | null>(user?.token ?? null);
+
+  const store = useCallback((next: AuthenticatedUser | null) => {
+    tokenRef.current = next?.token ?? null;
+    if (next) localStorage.setItem(storageKey, JSON.stringify(next));
+    else localStorage.removeItem(storageKey);
+    setUser(next);
+  }, []);
+
+  const signOut = useCallback(
+    (reason?: string) => {
+      store(null);
+      setEndedReason(reason ?? null);
+    },
+    [store],
+  );
+
+  const api = useMemo(
+    () =>
+      new ApiClient(
+        () => tokenRef.current,
+        () => signOut('Your session has ended. Please sign in again.'),
+      ),
+    [signOut],
+  );
+
+  const signIn = useCallback(
+    (next: AuthenticatedUser) => {
+      setEndedReason(null);
+      store(next);
+    },
+    [store],
+  );
+
+  const replaceUser = useCallback(
+    (patch: Partial<AuthenticatedUser>) => {
+      const previous = readStoredUser();
+      if (!previous) return;
+      store({ ...previous, ...patch, token: patch.token || previous.token });
+    },
+    [store],
+  );
+
+  const value = useMemo(
+    () => ({ info, slots, user, api, signIn, signOut, endedReason, replaceUser }),
+    [info, slots, user, api, signIn, signOut, endedReason, replaceUser],
+  );
+  return <ConsoleContext.Provider value={value}>{children}</ConsoleContext.Provider>;
+}
+
+export function useConsole(): ConsoleValue {
+  const value = useContext(ConsoleContext);
+  if (!value) throw new Error('useConsole outside ConsoleProvider');
+  return value;
+}
+
+export function useApi(): ApiClient {
+  return useConsole().api;
+}
+
+/** The signed-in user; only for screens behind the sign-in gate. */
+export function useUser(): AuthenticatedUser {
+  const { user } = useConsole();
+  if (!user) throw new Error('useUser without a signed-in user');
+  return user;
+}

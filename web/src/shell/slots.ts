@@ -1,0 +1,80 @@
+import type { ComponentType, LazyExoticComponent, ReactNode } from 'react';
+import type { ApiClient } from './api/client';
+import type { Device, InstanceInfo, Role } from './api/types';
+
+// The typed slots a plugin's web module fills (DESIGN.md section 8). The shell renders them; a plugin never
+// reaches into the shell's layout.
+
+export type PageComponent = ComponentType<{ params: Record<string, string> }>;
+
+export interface NavItem {
+  /** Where the item links to, e.g. "/devices". */
+  to: string;
+  label: string;
+  icon: ReactNode;
+  section?: 'main' | 'manage' | 'settings';
+  /** Lower numbers come first. */
+  order: number;
+}
+
+export interface PageEntry {
+  path: string;
+  title: string;
+  component: LazyExoticComponent<PageComponent> | PageComponent;
+}
+
+export interface SettingsTab {
+  id: string;
+  label: string;
+  /** "account" tabs sit under /settings/account, "namespace" tabs under /settings/namespace. */
+  scope: 'account' | 'namespace';
+  order: number;
+  component: LazyExoticComponent<ComponentType> | ComponentType;
+}
+
+export interface DeviceActionContext {
+  device: Device;
+  api: ApiClient;
+  refresh: () => void;
+}
+
+export interface DeviceAction {
+  id: string;
+  label: string;
+  /** Whether the action is offered for this device (e.g. only for accepted, online devices). */
+  available: (device: Device, role: Role | '' | undefined) => boolean;
+  component: ComponentType<DeviceActionContext>;
+}
+
+export interface WebModule {
+  name: string;
+  nav?: NavItem[];
+  pages?: PageEntry[];
+  settingsTabs?: SettingsTab[];
+  deviceActions?: DeviceAction[];
+  /** Extra content on the sign-in screen (e.g. single sign-on), given the instance info. */
+  signIn?: ComponentType<{ info: InstanceInfo }>;
+}
+
+export function defineWebModule(module: WebModule): WebModule {
+  return module;
+}
+
+/** All loaded modules' slots, merged in a stable order. */
+export interface Slots {
+  nav: NavItem[];
+  pages: PageEntry[];
+  settingsTabs: SettingsTab[];
+  deviceActions: DeviceAction[];
+  signIn: ComponentType<{ info: InstanceInfo }>[];
+}
+
+export function mergeSlots(modules: WebModule[]): Slots {
+  return {
+    nav: modules.flatMap((m) => m.nav ?? []).sort((a, b) => a.order - b.order),
+    pages: modules.flatMap((m) => m.pages ?? []),
+    settingsTabs: modules.flatMap((m) => m.settingsTabs ?? []).sort((a, b) => a.order - b.order),
+    deviceActions: modules.flatMap((m) => m.deviceActions ?? []),
+    signIn: modules.flatMap((m) => (m.signIn ? [m.signIn] : [])),
+  };
+}

@@ -1,0 +1,175 @@
+import {
+  type ColumnDef,
+  flexRender,
+  getCoreRowModel,
+  type SortingState,
+  useReactTable,
+} from '@tanstack/react-table';
+import { type ReactNode, useState } from 'react';
+import type { Page } from '../api/types';
+import { Button } from './controls';
+import { ErrorState, Loading } from './feedback';
+
+export interface TableQuery {
+  page: number;
+  perPage: number;
+  sortBy?: string;
+  order: 'asc' | 'desc';
+}
+
+/** Paging and sort state for a server-side table; page numbers start at 1 as the API does. */
+export function useTableQuery(initial: Partial<TableQuery> = {}) {
+  const [query, setQuery] = useState<TableQuery>({ page: 1, perPage: 10, order: 'desc', ...initial });
+  return [query, setQuery] as const;
+}
+
+/**
+ * A @tanstack/react-table table whose filtering, sorting and paging happen on the server: the table only
+ * renders the page it was given and reports what the person asked for.
+ */
+export function DataTable<T>({
+  label,
+  columns,
+  page,
+  loading,
+  error,
+  onRetry,
+  query,
+  onQuery,
+  empty,
+  rowKey,
+}: {
+  label: string;
+  // biome-ignore lint/suspicious/noExplicitAny: column value types differ per column, as react-table declares
+  columns: ColumnDef<T, any>[];
+  page: Page<T> | undefined;
+  loading: boolean;
+  error: string | null;
+  onRetry?: () => void;
+  query?: TableQuery;
+  onQuery?: (next: TableQuery) => void;
+  empty: ReactNode;
+  rowKey: (row: T) => string;
+}) {
+  const sorting: SortingState = query?.sortBy ? [{ id: query.sortBy, desc: query.order === 'desc' }] : [];
+  const table = useReactTable({
+    data: page?.items ?? [],
+    columns,
+    getCoreRowModel: getCoreRowModel(),
+    manualPagination: true,
+    manualSorting: true,
+    manualFiltering: true,
+    enableSorting: Boolean(onQuery),
+    rowCount: page?.total ?? 0,
+    state: { sorting },
+    getRowId: rowKey,
+    onSortingChange: (updater) => {
+      if (!query || !onQuery) return;
+      const next = typeof updater === 'function' ? updater(sorting) : updater;
+      const first = next[0];
+      onQuery({ ...query, page: 1, sortBy: first?.id, order: first?.desc === false ? 'asc' : 'desc' });
+    },
+  });
+
+  if (error) return <ErrorState message={error} onRetry={onRetry} />;
+  if (!page && loading) return <Loading />;
+  if (page && page.items.length === 0) return <>{empty}</>;
+
+  const total = page?.total ?? 0;
+  const pages = query ? Math.max(1, Math.ceil(total / query.perPage)) : 1;
+  return (
+    <div aria-busy={loading || undefined}>
+      <div className="table-wrap">
+        <table className="table" aria-label={label}>
+          <thead>
+            {table.getHeaderGroups().map((group) => (
+              <tr key={group.id}>
+                {group.headers.map((header) => {
+                  const sorted = header.column.getIsSorted();
+                  const canSort = header.column.getCanSort();
+                  const content = flexRender(header.column.columnDef.header, header.getContext());
+                  return (
+                    <th
+                      key={header.id}
+                      aria-sort={sorted ? (sorted === 'desc' ? 'descending' : 'ascending') : undefined}
+                      className={header.column.id === 'actions' ? 'actions' : undefined}
+                    >
+                      {canSort ? (
+                        <button
+                          type="button"
+                          className="sort"
+                          onClick={header.column.getToggleSortingHandler()}
+                        >
+                          {content}
+                          <span aria-hidden="true">
+                            {sorted === 'desc' ? '↓' : sorted === 'asc' ? '↑' : '↕'}
+                          </span>
+                        </button>
+                      ) : (
+                        content
+                      )}
+                    </th>
+                  );
+                })}
+              </tr>
+            ))}
+          </thead>
+          <tbody>
+            {table.getRowModel().rows.map((row) => (
+              <tr key={row.id}>
+                {row.getVisibleCells().map((cell) => (
+                  <td key={cell.id} className={cell.column.id === 'actions' ? 'actions' : undefined}>
+                    {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {query && onQuery ? (
+        <nav className="pager" aria-label={`${label} pages`}>
+          <span>
+            {total === 0
+              ? 'No results'
+              : `${(query.page - 1) * query.perPage + 1}–${Math.min(query.page * query.perPage, total)} of ${total}`}
+          </span>
+          <div className="row">
+            <label className="row">
+              <span>Rows per page</span>
+              <select
+                className="input"
+                style={{ width: 76, height: 30 }}
+                value={query.perPage}
+                onChange={(e) => onQuery({ ...query, page: 1, perPage: Number(e.target.value) })}
+              >
+                {[10, 20, 50, 100].map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <Button
+              size="sm"
+              disabled={query.page <= 1}
+              onClick={() => onQuery({ ...query, page: query.page - 1 })}
+            >
+              Previous
+            </Button>
+            <span>
+              Page {query.page} of {pages}
+            </span>
+            <Button
+              size="sm"
+              disabled={query.page >= pages}
+              onClick={() => onQuery({ ...query, page: query.page + 1 })}
+            >
+              Next
+            </Button>
+          </div>
+        </nav>
+      ) : null}
+    </div>
+  );
+}
