@@ -1,0 +1,79 @@
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { axeSource } from './console-server';
+
+/** Debian's Chromium, driven by playwright-core (nothing is downloaded). */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/** Runs axe-core on the page and fails on any serious or critical violation, naming each one. */
+export async function expectAccessible(page: Page, screen: string): Promise<void> {
+  // The page runs in the browser, which this Node-typed project does not describe: the checks go in as text.
+  const loaded = await page.evaluate('typeof window.axe !== "undefined"');
+  if (!loaded) await page.addScriptTag({ content: axeSource() });
+  const violations = (await page.evaluate(
+    `window.axe.run(document).then((result) => result.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })),
+    })))`,
+  )) as AxeViolation[];
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length > 0) {
+    const text = bad
+      .map(
+        (v) =>
+          `${v.impact} ${v.id}: ${v.help}\n    at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
+      )
+      .join('\n  ');
+    throw new Error(`${screen}: ${bad.length} serious or critical accessibility violation(s):\n  ${text}`);
+  }
+}
+
+export interface Person {
+  name: string;
+  email: string;
+  username: string;
+  password: string;
+}
+
+export const owner: Person = {
+  name: 'Ada Lovelace',
+  email: 'ada@example.com',
+  username: 'ada',
+  password: 'correct-horse',
+};
+
+/** Goes through the first-run screen with the printed link, as the person running the server would. */
+export async function completeSetup(page: Page, setupUrl: string, person: Person = owner): Promise<void> {
+  await page.goto(setupUrl);
+  await page.getByLabel('Full name').fill(person.name);
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel('Username').fill(person.username);
+  await page.getByLabel('Password', { exact: true }).fill(person.password);
+  await page.getByLabel('Confirm password').fill(person.password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+}
+
+export async function signIn(page: Page, url: string, username: string, password: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel('Username or email').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

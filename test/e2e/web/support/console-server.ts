@@ -1,0 +1,120 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dropDatabase, freshDatabase } from '../../../support/server';
+
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * The real `gatehouse serve`, started as a person would start it, serving the built console. The store is a
+ * fresh database on TEST_DATABASE_URL's PostgreSQL when that is set, else the embedded store in a temp dir.
+ */
+export interface ConsoleServer {
+  url: string;
+  sshPort: number;
+  /** The first-run link the server printed ("<url>/setup?sign=..."). */
+  setupUrl: string;
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Builds web/dist once when it is missing (README's set-up builds it through the root `prepare`). */
+export function ensureConsoleBuilt(): void {
+  const index = path.join(repoRoot, 'web', 'dist', 'index.html');
+  if (existsSync(index) && process.env.GATEHOUSE_E2E_REBUILD !== '1') return;
+  const result = spawnSync('npm', ['run', 'build', '-w', 'web'], { cwd: repoRoot, encoding: 'utf8' });
+  if (result.status !== 0)
+    throw new Error(`building the console failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+export async function startConsoleServer(
+  options: { edition?: string; env?: Record<string, string> } = {},
+): Promise<ConsoleServer> {
+  ensureConsoleBuilt();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-'));
+  const databaseUrl = await freshDatabase();
+  const httpPort = await freePort();
+  const sshPort = await freePort();
+  const url = `http://127.0.0.1:${httpPort}`;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    GATEHOUSE_EDITION: options.edition ?? 'community',
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_HTTP_HOST: '127.0.0.1',
+    GATEHOUSE_HTTP_PORT: String(httpPort),
+    GATEHOUSE_SSH_HOST: '127.0.0.1',
+    GATEHOUSE_SSH_PORT: String(sshPort),
+    GATEHOUSE_PUBLIC_URL: url,
+    GATEHOUSE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    GATEHOUSE_LOG_PRETTY: 'false',
+    ...(databaseUrl ? { GATEHOUSE_DATABASE_URL: databaseUrl } : {}),
+    ...options.env,
+  };
+  const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, 'bin', 'gatehouse.js'), 'serve'], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+
+  const cleanup = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await dropDatabase(databaseUrl);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  const setupUrl = await new Promise<string>((resolve, reject) => {
+    const deadline = setTimeout(() => {
+      reject(new Error(`gatehouse serve printed no setup link within 60 s:\n${output}`));
+    }, 60_000);
+    const check = () => {
+      const match = /(http:\/\/\S+\/setup\?sign=\S+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(deadline);
+        child.stdout?.off('data', check);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(deadline);
+      reject(new Error(`gatehouse serve exited with ${code}:\n${output}`));
+    });
+  }).catch(async (error: unknown) => {
+    await cleanup();
+    throw error;
+  });
+
+  return { url, sshPort, setupUrl, output: () => output, stop: cleanup };
+}
+
+export function axeSource(): string {
+  return readFileSync(path.join(repoRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+}
