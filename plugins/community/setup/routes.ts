@@ -34,7 +34,7 @@ export const setupRoutes = [
             throw new Forbidden('setup is already done');
           throw err;
         }
-        if (await services.users.any()) throw new Forbidden('setup is already done');
+        if (await services.users.any(trx)) throw new Forbidden('setup is already done');
         const user = await services.users.create(body, trx);
         const nsName = namespaceNameFor(body.username);
         if (nsName.length < 3)

@@ -105,8 +105,9 @@ export class UserService {
     return user;
   }
 
-  async any(): Promise<boolean> {
-    return Boolean(await this.db('users').first('id'));
+  /** Whether any user exists. Inside a transaction pass it: the embedded store has a single connection. */
+  async any(trx: Knex = this.db): Promise<boolean> {
+    return Boolean(await trx('users').first('id'));
   }
 
   async setPassword(id: string, passwordHash: string): Promise<void> {
