@@ -123,9 +123,9 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
       column.accessor('name', {
         header: 'Name',
         cell: (ctx) => (
-          <div className="row" style={{ gap: 8, flexWrap: 'nowrap' }}>
-            <Link to={kind.detailsPath(ctx.row.original.uid)}>{ctx.getValue()}</Link>
-          </div>
+          <Link className="nowrap" to={kind.detailsPath(ctx.row.original.uid)}>
+            {ctx.getValue()}
+          </Link>
         ),
       }),
       column.display({
@@ -146,14 +146,14 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
         id: 'info.pretty_name',
         header: 'Operating system',
         enableSorting: false,
-        cell: (ctx) => ctx.getValue() || <span className="faint">Unknown</span>,
+        cell: (ctx) => <span className="nowrap">{ctx.getValue() || 'Unknown'}</span>,
       }),
       column.accessor((d) => d.tags ?? [], {
         id: 'tags',
         header: 'Tags',
         enableSorting: false,
         cell: (ctx) => (
-          <div className="row" style={{ gap: 4 }}>
+          <div className="row" style={{ gap: 4, flexWrap: 'nowrap' }}>
             {ctx.getValue().length === 0 ? <span className="faint">—</span> : null}
             {ctx.getValue().map((t) => (
               <span key={t} className="badge badge-accent">
