@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kernel } from '@gatehouse/core';
+import { Kernel, type PluginManifest } from '@gatehouse/core';
 import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
 import pg from 'pg';
 
@@ -62,7 +62,12 @@ export const defaultUser: NewUser = {
 };
 
 export async function startServer(
-  opts: { edition?: string; overrides?: Record<string, unknown>; ssh?: boolean } = {},
+  opts: {
+    edition?: string;
+    overrides?: Record<string, unknown>;
+    ssh?: boolean;
+    extraPlugins?: PluginManifest[];
+  } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-test-'));
   const databaseUrl = await freshDatabase();
@@ -70,6 +75,7 @@ export async function startServer(
     env: {},
     memoryDb: !databaseUrl,
     ssh: opts.ssh ?? true,
+    extraPlugins: opts.extraPlugins ?? [],
     overrides: {
       edition: opts.edition ?? 'community',
       dataDir,
