@@ -50,8 +50,10 @@ function webSocketTransport(ws: WebSocket) {
 }
 
 /**
- * Server end: wrap an authenticated WebSocket from an agent. ws turns Nagle off on the
- * socket it upgrades (setNoDelay in WebSocket#setSocket).
+ * Server end: wrap an authenticated WebSocket from an agent. Call it in the same tick as
+ * the `handleUpgrade` callback hands over the socket (no await in between): frames that
+ * arrive before the listener is bound are lost. ws turns Nagle off on the socket it
+ * upgrades (setNoDelay in WebSocket#setSocket).
  */
 export async function acceptTunnel(ws: WebSocket, options: TunnelOptions = {}): Promise<Tunnel> {
   const session = new MuxSession(webSocketTransport(ws), { role: 'opener', timeoutMs: options.timeoutMs });

@@ -1,0 +1,143 @@
+import { parseArgs } from 'node:util';
+
+export interface AgentConfig {
+  /** Base URL of the Gatehouse server, e.g. https://gatehouse.example.com */
+  serverAddress: URL;
+  tenantId: string;
+  privateKeyPath: string;
+  preferredHostname?: string;
+  preferredIdentity?: string;
+  /** Seconds between availability calls (and tunnel pings). */
+  keepaliveInterval: number;
+  singleUserPassword?: string;
+}
+
+/** A missing or wrong setting; the message names the variable so the owner can fix it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const SETTINGS = {
+  serverAddress: { env: 'GATEHOUSE_SERVER_ADDRESS', flag: 'server-address' },
+  tenantId: { env: 'GATEHOUSE_TENANT_ID', flag: 'tenant-id' },
+  privateKeyPath: { env: 'GATEHOUSE_PRIVATE_KEY', flag: 'private-key' },
+  preferredHostname: { env: 'GATEHOUSE_PREFERRED_HOSTNAME', flag: 'preferred-hostname' },
+  preferredIdentity: { env: 'GATEHOUSE_PREFERRED_IDENTITY', flag: 'preferred-identity' },
+  keepaliveInterval: { env: 'GATEHOUSE_KEEPALIVE_INTERVAL', flag: 'keepalive-interval' },
+  singleUserPassword: { env: 'GATEHOUSE_SINGLE_USER_PASSWORD', flag: 'single-user-password' },
+} as const;
+
+type SettingName = keyof typeof SETTINGS;
+
+export const USAGE = `Usage: gatehouse-agent [options]
+
+Every option can also be given by its environment variable.
+
+  --server-address URL          GATEHOUSE_SERVER_ADDRESS      server base URL (required)
+  --tenant-id UUID              GATEHOUSE_TENANT_ID           namespace tenant id (required)
+  --private-key PATH            GATEHOUSE_PRIVATE_KEY         device key, created on first start (required)
+  --preferred-hostname NAME     GATEHOUSE_PREFERRED_HOSTNAME  device name instead of the hostname
+  --preferred-identity ID       GATEHOUSE_PREFERRED_IDENTITY  identity instead of the primary MAC
+  --keepalive-interval SECONDS  GATEHOUSE_KEEPALIVE_INTERVAL  availability interval (default 30)
+  --single-user-password PW     GATEHOUSE_SINGLE_USER_PASSWORD  sessions run as the agent's user
+                                                              and sign in with this password
+                                                              (or its crypt(3) hash)
+  --help, --version
+`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+const IDENTITY = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$/;
+
+function describe(name: SettingName): string {
+  const { env, flag } = SETTINGS[name];
+  return `${env} (--${flag})`;
+}
+
+/**
+ * Reads the configuration from flags, falling back to the environment. Throws
+ * ConfigError naming the variable for the first missing or wrong value.
+ */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, isRoot: boolean): AgentConfig {
+  const options = Object.fromEntries(
+    Object.values(SETTINGS).map(({ flag }) => [flag, { type: 'string' as const }]),
+  ) as Record<string, { type: 'string' }>;
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  const read = (name: SettingName): string | undefined => {
+    const value = flags[SETTINGS[name].flag] ?? env[SETTINGS[name].env];
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const required = (name: SettingName): string => {
+    const value = read(name);
+    if (value === undefined) throw new ConfigError(`${describe(name)} is required`);
+    return value;
+  };
+
+  const address = required('serverAddress');
+  let serverAddress: URL;
+  try {
+    serverAddress = new URL(address);
+  } catch {
+    throw new ConfigError(
+      `${describe('serverAddress')} must be an http:// or https:// URL, got "${address}"`,
+    );
+  }
+  if (serverAddress.protocol !== 'http:' && serverAddress.protocol !== 'https:') {
+    throw new ConfigError(
+      `${describe('serverAddress')} must be an http:// or https:// URL, got "${address}"`,
+    );
+  }
+
+  const tenantId = required('tenantId');
+  if (!UUID.test(tenantId))
+    throw new ConfigError(`${describe('tenantId')} must be a UUID, got "${tenantId}"`);
+
+  const privateKeyPath = required('privateKeyPath');
+
+  const preferredHostname = read('preferredHostname');
+  if (preferredHostname !== undefined && !HOSTNAME.test(preferredHostname)) {
+    throw new ConfigError(
+      `${describe('preferredHostname')} must be 1 to 63 letters, digits or hyphens, got "${preferredHostname}"`,
+    );
+  }
+
+  const preferredIdentity = read('preferredIdentity');
+  if (preferredIdentity !== undefined && !IDENTITY.test(preferredIdentity)) {
+    throw new ConfigError(
+      `${describe('preferredIdentity')} must be 1 to 64 letters, digits or : . _ -, got "${preferredIdentity}"`,
+    );
+  }
+
+  const interval = read('keepaliveInterval') ?? '30';
+  const keepaliveInterval = Number(interval);
+  if (!/^\d+$/.test(interval) || keepaliveInterval < 1 || keepaliveInterval > 3600) {
+    throw new ConfigError(
+      `${describe('keepaliveInterval')} must be whole seconds from 1 to 3600, got "${interval}"`,
+    );
+  }
+
+  // A single-user password is taken as given: spaces may be part of it.
+  const rawPassword = flags[SETTINGS.singleUserPassword.flag] ?? env[SETTINGS.singleUserPassword.env];
+  const singleUserPassword = typeof rawPassword === 'string' && rawPassword !== '' ? rawPassword : undefined;
+  if (!isRoot && singleUserPassword === undefined) {
+    throw new ConfigError(
+      `${describe('singleUserPassword')} is required when the agent does not run as root: ` +
+        'without root it can neither read /etc/shadow nor start sessions as other users',
+    );
+  }
+
+  return {
+    serverAddress,
+    tenantId: tenantId.toLowerCase(),
+    privateKeyPath,
+    preferredHostname,
+    preferredIdentity,
+    keepaliveInterval,
+    singleUserPassword,
+  };
+}

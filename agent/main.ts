@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+import { ConfigError, loadConfig, USAGE } from './config';
+import { DeviceAgent } from './device-agent';
+import { consoleLog } from './log';
+import { AGENT_VERSION } from './version';
+
+/** gatehouse-agent: exits 2 on a configuration error, 1 on a start failure, 0 after a clean stop. */
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (argv.includes('--version')) {
+    process.stdout.write(`${AGENT_VERSION}\n`);
+    return 0;
+  }
+  const log = consoleLog();
+  let agent: DeviceAgent;
+  try {
+    agent = new DeviceAgent(loadConfig(argv, process.env, process.getuid?.() === 0), log);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`gatehouse-agent: ${error.message}\n`);
+    return 2;
+  }
+  try {
+    await agent.start();
+  } catch (error) {
+    log.error(`cannot start: ${(error as Error).message}`);
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      log.info(`${signal} received, shutting down`);
+      agent.stop().then(resolve, resolve);
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  log.info('stopped');
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    process.stderr.write(`gatehouse-agent: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,193 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import pty from '@lydell/node-pty';
+import type { ServerChannel, Session } from 'ssh2';
+import type { LocalAccount } from './local-accounts';
+import { acceptableClientVariable, loginEnvironment, switchUserOptions } from './login-environment';
+
+/** Where Debian, Fedora and Alpine put OpenSSH's SFTP server. */
+const SFTP_SERVERS = [
+  '/usr/lib/openssh/sftp-server',
+  '/usr/libexec/openssh/sftp-server',
+  '/usr/lib/ssh/sftp-server',
+];
+
+export function systemSftpServer(): string | undefined {
+  return SFTP_SERVERS.find((path) => existsSync(path));
+}
+
+interface PtyRequest {
+  term: string;
+  cols: number;
+  rows: number;
+}
+
+interface Running {
+  signal(name: string): void;
+  resize?(cols: number, rows: number): void;
+}
+
+export interface SessionContext {
+  account: LocalAccount;
+  /** Starts agent forwarding for this session; answers the SSH_AUTH_SOCK path. */
+  startAgentForwarding?: () => Promise<string>;
+  log: (message: string) => void;
+}
+
+/**
+ * One "session" channel: collects the pre-start requests (pty, env, agent forwarding),
+ * then runs a shell, a command or the SFTP subsystem as the signed-in account.
+ */
+export function serveSession(session: Session, context: SessionContext): void {
+  const { account } = context;
+  const clientEnv: Record<string, string> = {};
+  let ptyRequest: PtyRequest | undefined;
+  let running: Running | undefined;
+  let authSock: string | undefined;
+
+  session.on('pty', (accept, _reject, info) => {
+    ptyRequest = { term: info.term || 'xterm', cols: info.cols || 80, rows: info.rows || 24 };
+    accept?.();
+  });
+
+  session.on('window-change', (accept, _reject, info) => {
+    if (ptyRequest) {
+      ptyRequest.cols = info.cols;
+      ptyRequest.rows = info.rows;
+    }
+    running?.resize?.(info.cols, info.rows);
+    accept?.();
+  });
+
+  session.on('env', (accept, reject, info) => {
+    if (acceptableClientVariable(info.key)) {
+      clientEnv[info.key] = info.val;
+      accept?.();
+    } else reject?.();
+  });
+
+  session.on('signal', (accept, _reject, info) => {
+    running?.signal(info.name);
+    accept?.();
+  });
+
+  session.on('auth-agent', (accept, reject) => {
+    if (!context.startAgentForwarding) {
+      reject?.();
+      return;
+    }
+    context.startAgentForwarding().then(
+      (path) => {
+        authSock = path;
+        accept?.();
+      },
+      (error: Error) => {
+        context.log(`agent forwarding refused: ${error.message}`);
+        reject?.();
+      },
+    );
+  });
+
+  const environment = () => {
+    const extra: Record<string, string> = { ...clientEnv };
+    if (ptyRequest) extra['TERM'] = ptyRequest.term;
+    if (authSock) extra['SSH_AUTH_SOCK'] = authSock;
+    return loginEnvironment(account, extra);
+  };
+
+  const start = (channel: ServerChannel, command: string | undefined) => {
+    // A login shell when no command is given, as sshd does with argv[0] "-sh".
+    const args = command === undefined ? ['-l'] : ['-c', command];
+    running = ptyRequest
+      ? runInPty(channel, account, args, environment(), ptyRequest)
+      : runPiped(channel, account.shell, args, account, environment());
+  };
+
+  session.on('shell', (accept) => start(accept(), undefined));
+  session.on('exec', (accept, _reject, info) => start(accept(), info.command));
+
+  session.on('subsystem', (accept, reject, info) => {
+    const server = info.name === 'sftp' ? systemSftpServer() : undefined;
+    if (!server) {
+      context.log(`subsystem ${info.name} refused: not available on this device`);
+      reject?.();
+      return;
+    }
+    running = runPiped(accept(), server, [], account, environment());
+  });
+}
+
+function runPiped(
+  channel: ServerChannel,
+  file: string,
+  args: string[],
+  account: LocalAccount,
+  env: Record<string, string>,
+): Running {
+  const child = spawn(file, args, { cwd: account.home, env, stdio: 'pipe', ...switchUserOptions(account) });
+  child.stdin.on('error', () => {}); // EPIPE when the program exits before reading its input
+  channel.pipe(child.stdin);
+  child.stdout.pipe(channel, { end: false });
+  child.stderr.pipe(channel.stderr, { end: false });
+  child.on('error', (error) => {
+    channel.stderr.write(`${error.message}\r\n`);
+    channel.exit(127);
+    channel.end();
+  });
+  child.on('close', (code, signal) => {
+    if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
+    else channel.exit(code ?? 0);
+    channel.end();
+  });
+  channel.on('close', () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGHUP');
+  });
+  return { signal: (name) => child.kill(`SIG${name}` as NodeJS.Signals) };
+}
+
+const SIGNAL_NAMES: Record<number, string> = {
+  1: 'HUP',
+  2: 'INT',
+  3: 'QUIT',
+  6: 'ABRT',
+  9: 'KILL',
+  15: 'TERM',
+};
+
+function runInPty(
+  channel: ServerChannel,
+  account: LocalAccount,
+  args: string[],
+  env: Record<string, string>,
+  request: PtyRequest,
+): Running {
+  const term = pty.spawn(account.shell, args, {
+    name: request.term,
+    cols: request.cols,
+    rows: request.rows,
+    cwd: account.home,
+    env,
+    encoding: null,
+    ...switchUserOptions(account),
+  });
+  term.onData((data: string | Buffer) => {
+    if (!channel.write(data)) {
+      term.pause();
+      channel.once('drain', () => term.resume());
+    }
+  });
+  // node-pty's typings only name strings, but its Unix terminal writes whatever the
+  // socket takes; passing bytes keeps split UTF-8 sequences and binary input intact.
+  const input = term as unknown as { write(data: Buffer): void };
+  channel.on('data', (data: Buffer) => input.write(data));
+  term.onExit(({ exitCode, signal }) => {
+    if (signal) channel.exit(SIGNAL_NAMES[signal] ?? 'KILL', false, '');
+    else channel.exit(exitCode);
+    channel.end();
+  });
+  channel.on('close', () => term.kill('SIGHUP'));
+  return {
+    signal: (name) => term.kill(`SIG${name}`),
+    resize: (cols, rows) => term.resize(cols, rows),
+  };
+}
