@@ -134,7 +134,7 @@ export class ContractServer {
 
   private upgrade(req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer): void {
     const uid = this.deviceByToken(req);
-    const refuse = (status: number, body: unknown) => {
+    const refuse = (status: number, body: unknown): void => {
       const text = JSON.stringify(body);
       socket.end(
         `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${text.length}\r\n` +
@@ -142,11 +142,14 @@ export class ContractServer {
       );
     };
     if (!uid || new URL(req.url ?? '/', this.url).pathname !== '/agent/connection') {
-      return refuse(401, { message: 'missing or malformed jwt or API token' });
+      refuse(401, { message: 'missing or malformed jwt or API token' });
+      return;
     }
     const device = this.devices.get(uid)!;
-    if (device.status !== 'accepted')
-      return refuse(403, { message: `device is ${device.status}`, status: device.status });
+    if (device.status !== 'accepted') {
+      refuse(403, { message: `device is ${device.status}`, status: device.status });
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, async (ws) => {
       const tunnel = await acceptTunnel(ws);
       this.tunnelsOpened++;
