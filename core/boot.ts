@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import Router from '@koa/router';
 import { type AwilixContainer, asValue, createContainer, InjectionMode, type Resolver } from 'awilix';
 import type { Knex } from 'knex';
+import type { Middleware } from 'koa';
 import { TokenService } from './auth/tokens';
 import { type Cache, createCache } from './cache';
 import { ConfigError, loadConfig } from './config/load';
@@ -52,6 +53,10 @@ export class Kernel {
   readonly features: InstanceFeatures = { authentication: { local: true, saml: false } };
   readonly plugins: PluginManifest[];
   private readonly upgrades: UpgradeHandler[] = [];
+  private readonly upgradeStops: (() => Promise<void>)[] = [];
+  private readonly early: Middleware[] = [];
+  private readonly internalSockets = new WeakSet<Socket>();
+  private internalServer: Server | undefined;
   private readonly resolvers: CallerResolvers = {};
   private readonly jobs: NodeJS.Timeout[] = [];
   private readonly running: Promise<void>[] = [];
@@ -137,7 +142,11 @@ export class Kernel {
           this.routes.push({ ...def, plugin: p.name });
         }
       },
-      upgrade: (h) => this.upgrades.push(h),
+      upgrade: (h, onStop) => {
+        this.upgrades.push(h);
+        if (onStop) this.upgradeStops.push(onStop);
+      },
+      middleware: (mw) => this.early.push(mw),
       resolvers: (r) => Object.assign(this.resolvers, r),
       resolve: (name) => this.container.resolve(name),
     });
@@ -223,6 +232,7 @@ export class Kernel {
     const api = buildRouter(this.routes, this.container, {
       tokens: () => this.container.resolve('tokens' as never) as TokenService,
       resolvers: this.resolvers,
+      isInternal: (ctx) => this.internalSockets.has(ctx.req.socket),
     });
     const ops = operationsRouter(this);
     const app = createHttpApp({
@@ -230,13 +240,20 @@ export class Kernel {
       log: this.log,
       metrics: this.metrics,
       routers: [ops, api],
+      early: this.early,
     });
     const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     attachUpgrades(server, this.upgrades, this.log);
     server.listen(this.config.http.port, this.config.http.host);
     await once(server, 'listening');
     this.httpServer = server;
-    this.log.info({ url: this.httpUrl, ssh: this.config.ssh.port }, 'listening');
+    // The same application on a loopback listener: only requests that arrive here may make `internal` calls.
+    const internal = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
+    internal.on('connection', (socket: Socket) => this.internalSockets.add(socket));
+    internal.listen(this.config.internal.port, this.config.internal.host);
+    await once(internal, 'listening');
+    this.internalServer = internal;
+    this.log.info({ url: this.httpUrl, internal: this.internalUrl, ssh: this.config.ssh.port }, 'listening');
   }
 
   /** The address HTTP is bound to (useful with port 0). */
@@ -249,6 +266,11 @@ export class Kernel {
   get httpUrl(): string {
     return `http://127.0.0.1:${this.httpPort}`;
   }
+  /** Where the internal listener answers (`/internal/...` calls). */
+  get internalUrl(): string {
+    const port = (this.internalServer?.address() as AddressInfo | null)?.port ?? this.config.internal.port;
+    return `http://${this.config.internal.host}:${port}`;
+  }
   get isStarted(): boolean {
     return this.started;
   }
@@ -259,12 +281,21 @@ export class Kernel {
       for (const t of this.jobs.splice(0)) clearInterval(t);
       await Promise.allSettled(this.running);
       await this.gateway?.close();
+      for (const stopUpgraded of this.upgradeStops) await stopUpgraded();
+      if (this.internalServer) {
+        const internal = this.internalServer;
+        const closed = new Promise<void>((resolve) => internal.close(() => resolve()));
+        internal.closeAllConnections();
+        await closed;
+      }
       if (this.httpServer) {
         const server = this.httpServer;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        // Keep-alive connections turn idle once their in-flight request is answered; close them as they do.
+        const sweep = setInterval(() => server.closeIdleConnections(), 25);
         const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
         await closed;
+        clearInterval(sweep);
         clearTimeout(force);
       }
       if (this.started && this.db) {

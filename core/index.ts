@@ -23,5 +23,13 @@ export type { GatewayConnector } from './ssh/gateway';
 export { parseSshId, type SshTarget } from './ssh/sshid';
 export type { InstanceKeys } from './store/keys';
 export { requireTenant, TenantStore } from './store/tenant';
+export {
+  AGENT_CONNECTION_PATH,
+  DeviceOffline,
+  type TunnelAdmission,
+  TunnelHub,
+  type TunnelHubOptions,
+  type TunnelPresence,
+} from './tunnel/hub';
 export { createAjv } from './validation';
 export { version } from './version';

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { AwilixContainer, Resolver } from 'awilix';
 import type { Knex } from 'knex';
+import type { Middleware } from 'koa';
 import type { Cache } from './cache';
 import type { Config } from './config/schema';
 import type { Hooks } from './hooks';
@@ -25,8 +26,16 @@ export interface RegisterContext {
   /** Adds container entries (services, repositories). */
   provide(entries: Record<string, Resolver<unknown>>): void;
   routes(defs: RouteDef<RouteSchema>[] | RouteDef<never>[]): void;
-  /** Handlers of HTTP upgrades (WebSocket endpoints such as the agent tunnel). */
-  upgrade(handler: UpgradeHandler): void;
+  /**
+   * Handlers of HTTP upgrades (WebSocket endpoints such as the agent tunnel). `onStop` runs when the server stops,
+   * before HTTP closes: upgraded sockets are no longer HTTP connections, so they would hold the listener open.
+   */
+  upgrade(handler: UpgradeHandler, onStop?: () => Promise<void>): void;
+  /**
+   * Koa middleware that runs before body parsing, compression and routing, for requests that are not API calls
+   * (the HTTP tunnel proxy answers `<address>.<tunnels domain>` with the raw request). Call `next()` to pass.
+   */
+  middleware(mw: Middleware): void;
   /** How verified credentials become callers (users, API keys, devices). */
   resolvers(r: CallerResolvers): void;
   /** Resolves a container entry later, at request or boot time (never during register). */

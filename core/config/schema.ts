@@ -36,6 +36,16 @@ export const configSchema = T.Object(
         description: 'Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy.',
       }),
     }),
+    internal: T.Object({
+      host: T.String({
+        description: 'Address of the internal listener (calls under /internal/, never served publicly).',
+      }),
+      port: T.Integer({
+        minimum: 0,
+        maximum: 65535,
+        description: 'Port of the internal listener; 0 picks a free one (logged at start).',
+      }),
+    }),
     ssh: T.Object({
       host: T.String({ description: 'Address the SSH gateway binds to.' }),
       port: T.Integer({ minimum: 0, maximum: 65535, description: 'SSH gateway port.' }),
@@ -114,6 +124,8 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_HTTP_PORT: 'http.port',
   GATEHOUSE_HTTP_BODY_LIMIT: 'http.bodyLimit',
   GATEHOUSE_TRUST_PROXY: 'http.trustProxy',
+  GATEHOUSE_INTERNAL_HOST: 'internal.host',
+  GATEHOUSE_INTERNAL_PORT: 'internal.port',
   GATEHOUSE_SSH_HOST: 'ssh.host',
   GATEHOUSE_SSH_PORT: 'ssh.port',
   GATEHOUSE_SSH_PREAUTH_TIMEOUT: 'ssh.preAuthTimeout',

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { type AuthKind, type Caller, callerTenant } from '../auth/caller';
 import { roleAtLeast } from '../auth/roles';
 import type { TokenClaims, TokenService } from '../auth/tokens';
-import { Forbidden, Invalid, Unauthorized } from '../errors';
+import { Forbidden, Invalid, NotFound, Unauthorized } from '../errors';
 import { requireTenant } from '../store/tenant';
 import { createAjv } from '../validation';
 import type { Cradle, RegisteredRoute, RouteRequest, RouteSchema } from './route';
@@ -24,7 +24,12 @@ export interface CallerResolvers {
 export function buildRouter(
   routes: RegisteredRoute[],
   container: AwilixContainer<Cradle>,
-  deps: { tokens: () => TokenService; resolvers: CallerResolvers },
+  deps: {
+    tokens: () => TokenService;
+    resolvers: CallerResolvers;
+    /** True for requests that arrived on the internal listener (routes with auth `internal`). */
+    isInternal?: (ctx: Context) => boolean;
+  },
 ): Router {
   const router = new Router();
   const ajvParams = createAjv({ coerceTypes: 'array' });
@@ -109,8 +114,13 @@ export function fieldsOf(errors: ErrorObject[], where = 'body'): string[] {
 async function authenticate(
   ctx: Context,
   accepted: AuthKind[],
-  deps: { tokens: () => TokenService; resolvers: CallerResolvers },
+  deps: { tokens: () => TokenService; resolvers: CallerResolvers; isInternal?: (ctx: Context) => boolean },
 ): Promise<Caller> {
+  // Internal calls are served on the internal listener only; the public one does not even admit they exist.
+  if (accepted.includes('internal')) {
+    if (deps.isInternal?.(ctx)) return { kind: 'internal' };
+    if (accepted.length === 1) throw new NotFound('route');
+  }
   const apiKey = ctx.get('x-api-key');
   const authz = ctx.get('authorization');
   if (accepted.includes('none') && !apiKey && !authz) return { kind: 'anonymous' };

@@ -30,6 +30,8 @@ export function createHttpApp(deps: {
   metrics: Metrics;
   routers: Router[];
   extraRoutes?: Router[];
+  /** Plugin middleware run before compression, body parsing and routing (RegisterContext.middleware). */
+  early?: Koa.Middleware[];
 }): Koa {
   const { config, log, metrics } = deps;
   const app = new Koa({ proxy: config.http.trustProxy });
@@ -69,6 +71,8 @@ export function createHttpApp(deps: {
       writeError(ctx, err, log);
     }
   });
+
+  for (const mw of deps.early ?? []) app.use(mw);
 
   app.use(compress({ threshold: 1024 }));
 

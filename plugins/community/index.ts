@@ -1,5 +1,6 @@
 import { definePlugin, Unauthorized } from '@gatehouse/core';
 import { asClass } from 'awilix';
+import { registerDevices } from './devices/feature';
 import { infoRoutes } from './info/routes';
 import { NamespaceService } from './namespaces/service';
 import { setupRoutes } from './setup/routes';
@@ -26,6 +27,7 @@ export default definePlugin({
       logins: asClass(LoginService).singleton(),
     });
     ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes]);
+    registerDevices(ctx);
     ctx.resolvers({
       // The role is read fresh on each request: a removed member loses access at once, and a password change
       // invalidates tokens issued before it.

@@ -1,0 +1,41 @@
+import { type RegisterContext, TunnelHub } from '@gatehouse/core';
+import { asClass, asFunction } from 'awilix';
+import { statsRoutes } from '../stats/routes';
+import { tagRoutes } from '../tags/routes';
+import { TagService } from '../tags/service';
+import { DevicePresence } from './presence';
+import { deviceRoutes } from './routes';
+import { DeviceService } from './service';
+
+declare module '@gatehouse/core/cradle' {
+  interface Cradle {
+    /** Devices and containers; `findForSsh` for the SSH gateway. */
+    devices: DeviceService;
+    /** Live agent tunnels on this server: `isOnline(uid)`, `open(uid, header)`. */
+    tunnelHub: TunnelHub;
+    tunnelPresence: DevicePresence;
+    tags: TagService;
+  }
+}
+
+/**
+ * Devices, containers, tags, stats and the agent tunnel hub (issue 4, server side): container entries, routes,
+ * the `/agent/connection` upgrade and the HTTP tunnel proxy.
+ */
+export function registerDevices(ctx: RegisterContext): void {
+  let hub: TunnelHub | undefined;
+  ctx.provide({
+    devices: asClass(DeviceService).singleton(),
+    tunnelPresence: asClass(DevicePresence).singleton(),
+    tunnelHub: asFunction((cradle: ConstructorParameters<typeof TunnelHub>[0]) => {
+      hub = new TunnelHub(cradle);
+      return hub;
+    }).singleton(),
+    tags: asClass(TagService).singleton(),
+  });
+  ctx.routes([...deviceRoutes, ...tagRoutes, ...statsRoutes]);
+  ctx.upgrade(
+    (req, socket, head) => ctx.resolve('tunnelHub').upgrade(req, socket, head),
+    async () => hub?.stop(),
+  );
+}

@@ -1,0 +1,40 @@
+import type { TunnelAdmission, TunnelPresence } from '@gatehouse/core';
+import type { Knex } from 'knex';
+
+/**
+ * The devices side of the tunnel hub: only accepted devices hold a tunnel, and the hub's view of who is connected
+ * lands in `devices.connected` and `devices.last_seen`, batched where the hub batches (one write per ping round).
+ */
+export class DevicePresence implements TunnelPresence {
+  private readonly db: Knex;
+
+  constructor(deps: { db: Knex }) {
+    this.db = deps.db;
+  }
+
+  async admit(device: { uid: string; tenantId: string }): Promise<TunnelAdmission> {
+    // Both columns: a token of one namespace never admits a device of another.
+    const row = (await this.db('devices')
+      .where({ uid: device.uid, tenant_id: device.tenantId })
+      .first('status')) as { status: string } | undefined;
+    if (!row) return { ok: false, status: 404, message: 'device not found' };
+    if (row.status !== 'accepted') {
+      return { ok: false, status: 403, message: `device is ${row.status}`, deviceStatus: row.status };
+    }
+    return { ok: true };
+  }
+
+  async online(uid: string, remoteAddr: string): Promise<void> {
+    await this.db('devices')
+      .where({ uid })
+      .update({ connected: true, last_seen: this.db.fn.now(), remote_addr: remoteAddr });
+  }
+
+  async offline(uids: string[]): Promise<void> {
+    await this.db('devices').whereRaw('uid = any(?::text[])', [uids]).update({ connected: false });
+  }
+
+  async alive(uids: string[]): Promise<void> {
+    await this.db('devices').whereRaw('uid = any(?::text[])', [uids]).update({ last_seen: this.db.fn.now() });
+  }
+}

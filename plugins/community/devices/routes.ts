@@ -1,0 +1,224 @@
+import { defineRoute, listQuery, type RouteDef, type RouteSchema } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import {
+  device,
+  deviceAuthAnswer,
+  deviceAuthBody,
+  deviceStatuses,
+  deviceUid,
+  deviceUpdate,
+  tag,
+} from './schemas';
+import { type DeviceKind, deviceSortFields } from './service';
+
+const uidParams = T.Object({ uid: deviceUid });
+
+/** The agent's registration and availability call (DESIGN.md section 6, 2); repeated every 30 s. */
+function agentAuth(path: string, summary: string) {
+  return defineRoute({
+    method: 'POST',
+    path,
+    auth: ['none'],
+    summary,
+    description:
+      'New devices are pending. Unknown tenant: 404; malformed body: 400. Agents repeat this call as their ' +
+      'availability signal, so it is a single UPSERT.',
+    tags: ['devices'],
+    schema: { body: deviceAuthBody, response: { 200: deviceAuthAnswer, 404: null } },
+    async handler({ body, ctx, services }) {
+      return services.devices.authenticate(body, ctx.ip);
+    },
+  });
+}
+
+/**
+ * The per-kind device calls of SPEC.md section 7: the same set under `/api/devices` (native) and
+ * `/api/containers` (platform docker).
+ */
+function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
+  const base = kind === 'container' ? '/api/containers' : '/api/devices';
+  const noun = kind;
+  const group = kind === 'container' ? 'containers' : 'devices';
+  const routes = [
+    defineRoute({
+      method: 'GET',
+      path: base,
+      auth: ['user', 'apiKey'],
+      role: 'observer',
+      summary: `List ${noun}s`,
+      description: 'Default: status accepted, sorted by last_seen descending. The total is in X-Total-Count.',
+      tags: [group],
+      schema: {
+        query: listQuery({
+          sortBy: deviceSortFields,
+          sortDefault: 'last_seen',
+          extra: {
+            status: T.Union(
+              deviceStatuses.map((s) => T.Literal(s)),
+              { default: 'accepted', description: 'Which status to list.' },
+            ),
+          },
+        }),
+        response: { 200: T.Array(device) },
+        headers: { 'X-Total-Count': 'Total number of matching items.' },
+      },
+      async handler({ query, ctx, services, tenantId }) {
+        return services.devices.list(tenantId(), kind, query, ctx);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${base}/:uid`,
+      auth: ['user', 'apiKey'],
+      role: 'observer',
+      summary: `Get a ${noun}`,
+      tags: [group],
+      schema: { params: uidParams, response: { 200: device } },
+      async handler({ params, services, tenantId }) {
+        return services.devices.get(tenantId(), kind, params.uid);
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: `${base}/:uid`,
+      auth: ['user', 'apiKey'],
+      role: 'operator',
+      summary: `Rename a ${noun} or set its public_url`,
+      description: 'A name used by another device of the namespace answers 409 ["name"].',
+      tags: [group],
+      schema: { params: uidParams, body: deviceUpdate, response: { 200: device, 409: null } },
+      async handler({ params, body, services, tenantId }) {
+        return services.devices.update(tenantId(), kind, params.uid, body);
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: `${base}/:uid`,
+      auth: ['user', 'apiKey'],
+      role: 'administrator',
+      summary: `Remove a ${noun}`,
+      description:
+        'Soft delete: the status becomes removed; an accepted device keeps its slot for 720 hours.',
+      tags: [group],
+      schema: { params: uidParams, response: { 200: T.Object({}) } },
+      async handler({ params, services, tenantId }) {
+        await services.devices.remove(tenantId(), kind, params.uid);
+        return {};
+      },
+    }),
+    defineRoute({
+      method: 'PATCH',
+      path: `${base}/:uid/accept`,
+      auth: ['user', 'apiKey'],
+      role: 'administrator',
+      summary: `Accept a ${noun}`,
+      description:
+        'Within the namespace device limit (accepted plus removed devices; at the limit only devices removed ' +
+        'within 720 hours). 402 when the limit or billing refuses; 409 ["name"] when another accepted device ' +
+        'has its name.',
+      tags: [group],
+      schema: { params: uidParams, response: { 200: device, 402: null, 409: null } },
+      async handler({ params, services, tenantId }) {
+        return services.devices.accept(tenantId(), kind, params.uid);
+      },
+    }),
+    defineRoute({
+      method: 'PATCH',
+      path: `${base}/:uid/:status`,
+      auth: ['user', 'apiKey'],
+      role: 'administrator',
+      summary: `Change a ${noun}'s status`,
+      description: 'accept, reject, pending or unused. Any status but accepted closes its tunnel at once.',
+      tags: [group],
+      schema: {
+        params: T.Object({
+          uid: deviceUid,
+          status: T.Union([
+            T.Literal('accept'),
+            T.Literal('reject'),
+            T.Literal('pending'),
+            T.Literal('unused'),
+          ]),
+        }),
+        response: { 200: device, 402: null, 409: null },
+      },
+      async handler({ params, services, tenantId }) {
+        return services.devices.setStatus(tenantId(), kind, params.uid, params.status);
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: `${base}/:uid/tags`,
+      auth: ['user', 'apiKey'],
+      role: 'operator',
+      summary: `Add a tag to a ${noun}`,
+      description: 'At most 3 tags per device (a fourth is 406); a tag it already has is 409.',
+      tags: [group, 'tags'],
+      schema: {
+        params: uidParams,
+        body: T.Object({ tag }),
+        response: { 200: T.Object({}), 406: null, 409: null },
+      },
+      async handler({ params, body, services, tenantId }) {
+        await services.tags.add(tenantId(), kind, params.uid, body.tag);
+        return {};
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: `${base}/:uid/tags`,
+      auth: ['user', 'apiKey'],
+      role: 'operator',
+      summary: `Replace a ${noun}'s tags`,
+      description: '1 to 3 unique tags; more than 3 is 406.',
+      tags: [group, 'tags'],
+      schema: {
+        params: uidParams,
+        body: T.Object({ tags: T.Array(tag, { minItems: 1, maxItems: 64 }) }),
+        response: { 200: T.Object({}), 406: null },
+      },
+      async handler({ params, body, services, tenantId }) {
+        await services.tags.replace(tenantId(), kind, params.uid, body.tags);
+        return {};
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: `${base}/:uid/tags/:tag`,
+      auth: ['user', 'apiKey'],
+      role: 'operator',
+      summary: `Remove a tag from a ${noun}`,
+      tags: [group, 'tags'],
+      schema: { params: T.Object({ uid: deviceUid, tag }), response: { 200: T.Object({}) } },
+      async handler({ params, services, tenantId }) {
+        await services.tags.removeFromDevice(tenantId(), kind, params.uid, params.tag);
+        return {};
+      },
+    }),
+  ];
+  return routes as unknown as RouteDef<RouteSchema>[];
+}
+
+/** Devices, containers, the agent calls and the internal offline call. */
+export const deviceRoutes: RouteDef<RouteSchema>[] = [
+  agentAuth('/api/devices/auth', 'Agent registration and availability'),
+  agentAuth('/api/auth/device', 'Agent registration (alias of /api/devices/auth)'),
+  ...deviceCalls('device'),
+  ...deviceCalls('container'),
+  defineRoute({
+    method: 'POST',
+    path: '/internal/devices/:uid/offline',
+    auth: ['internal'],
+    summary: 'Mark a device offline (internal)',
+    description:
+      'Served only on the internal listener (internal.host:internal.port, loopback by default); the public ' +
+      'listener answers 404. Drops the device tunnel held by this server.',
+    tags: ['internal'],
+    schema: { params: uidParams, response: { 200: T.Object({}) } },
+    async handler({ params, services }) {
+      await services.tunnelPresence.offline([params.uid]);
+      services.tunnelHub.disconnect(params.uid);
+      return {};
+    },
+  }) as unknown as RouteDef<RouteSchema>,
+];

@@ -1,0 +1,78 @@
+import { Type as T } from '@sinclair/typebox';
+
+/** Device uid: 64 hex characters (SPEC.md section 3). */
+export const deviceUid = T.String({
+  pattern: '^[0-9a-f]{64}$',
+  description: 'Device uid, 64 hex characters.',
+});
+
+export const deviceStatuses = ['accepted', 'rejected', 'pending', 'removed', 'unused'] as const;
+export type DeviceStatus = (typeof deviceStatuses)[number];
+
+/**
+ * Device names appear in SSH user names (`user@namespace.name`), so they are hostname-like: letters, digits and
+ * hyphens, 1 to 63 characters, not starting or ending with a hyphen (RFC 1123 labels).
+ */
+export const deviceName = T.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$',
+  description: 'Hostname-like name, unique among the accepted devices of a namespace.',
+});
+
+/** Tag: 3 to 255 characters (SPEC.md section 5); no slash or white space, since tags travel in paths. */
+export const tag = T.String({ minLength: 3, maxLength: 255, pattern: '^[^/\\s]+$' });
+
+export const deviceInfo = T.Object({
+  id: T.String({ maxLength: 64, description: 'Distribution id from /etc/os-release.' }),
+  pretty_name: T.String({ maxLength: 255 }),
+  version: T.String({ maxLength: 64, description: 'Agent version.' }),
+  arch: T.String({ maxLength: 32 }),
+  platform: T.Union([T.Literal('docker'), T.Literal('native')]),
+});
+
+/** Body of the agent's `POST /api/devices/auth` (DESIGN.md section 6). */
+export const deviceAuthBody = T.Object({
+  info: deviceInfo,
+  sessions: T.Array(T.String({ maxLength: 128 }), { maxItems: 1024 }),
+  hostname: T.String({ maxLength: 255 }),
+  identity: T.Object({ mac: T.String({ minLength: 1, maxLength: 64 }) }),
+  public_key: T.String({ minLength: 1, maxLength: 16_384, description: 'The device public key (PEM).' }),
+  tenant_id: T.String({ format: 'uuid' }),
+});
+
+export const deviceAuthAnswer = T.Object({
+  uid: deviceUid,
+  token: T.String({ description: 'Device token (JWT) for the tunnel and device calls.' }),
+  name: T.String(),
+  namespace: T.String(),
+});
+
+/** The Device entity of SPEC.md section 3 (containers have the same shape). */
+export const device = T.Object({
+  uid: deviceUid,
+  name: T.String(),
+  identity: T.Object({ mac: T.String() }),
+  info: deviceInfo,
+  public_key: T.String(),
+  tenant_id: T.String(),
+  last_seen: T.String({ format: 'date-time' }),
+  online: T.Boolean(),
+  namespace: T.String(),
+  status: T.Union(deviceStatuses.map((s) => T.Literal(s))),
+  status_update_at: T.String({ format: 'date-time' }),
+  created_at: T.String({ format: 'date-time' }),
+  remote_addr: T.String(),
+  position: T.Object({ latitude: T.Number(), longitude: T.Number() }),
+  tags: T.Array(T.String()),
+  public_url: T.Boolean(),
+  acceptable: T.Boolean({ description: 'Whether accepting it now would succeed within the device limit.' }),
+});
+
+export const deviceUpdate = T.Object(
+  {
+    name: T.Optional(deviceName),
+    public_url: T.Optional(T.Boolean()),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,462 @@
+import { createHash } from 'node:crypto';
+import {
+  applyFilter,
+  Conflict,
+  type FilterField,
+  fromDatabaseError,
+  type Hooks,
+  NotFound,
+  PaymentRequired,
+  paginate,
+  parseFilter,
+  TenantStore,
+  type TokenService,
+  type TunnelHub,
+} from '@gatehouse/core';
+import type { Static } from '@sinclair/typebox';
+import type { Knex } from 'knex';
+import type { Context } from 'koa';
+import type { DeviceStatus, deviceAuthBody, deviceUpdate } from './schemas';
+
+declare module '@gatehouse/core/hooks' {
+  interface HookMap {
+    /** Before a device is accepted; a handler that throws (cloud billing: 402) stops the acceptance. */
+    'device.beforeAccept': { tenantId: string; uid: string };
+  }
+}
+
+/** `/api/devices` lists native devices, `/api/containers` the same rows with platform docker. */
+export type DeviceKind = 'device' | 'container';
+
+export interface DeviceRow {
+  uid: string;
+  tenant_id: string;
+  name: string;
+  identity: { mac: string };
+  info: { id: string; pretty_name: string; version: string; arch: string; platform: 'docker' | 'native' };
+  platform: 'docker' | 'native';
+  public_key: string;
+  hostname: string;
+  status: DeviceStatus;
+  status_update_at: Date;
+  last_seen: Date;
+  connected: boolean;
+  remote_addr: string;
+  tags: string[];
+  public_url: boolean;
+  removed_at: Date | null;
+  created_at: Date;
+  /** Computed: the tunnel is up and the last sign of life is recent. */
+  online: boolean;
+  /** Joined from namespaces. */
+  namespace: string;
+}
+
+/** The Device entity as the API answers it (SPEC.md section 3). */
+export interface DeviceView {
+  uid: string;
+  name: string;
+  identity: { mac: string };
+  info: DeviceRow['info'];
+  public_key: string;
+  tenant_id: string;
+  last_seen: string;
+  online: boolean;
+  namespace: string;
+  status: DeviceStatus;
+  status_update_at: string;
+  created_at: string;
+  remote_addr: string;
+  position: { latitude: number; longitude: number };
+  tags: string[];
+  public_url: boolean;
+  acceptable: boolean;
+}
+
+/** SPEC.md sections 4 and 9: a removed device keeps its slot, and may come back, for 720 hours. */
+export const REMOVED_WINDOW_HOURS = 720;
+/** A device whose last sign of life (auth call or pong) is older than this is offline even with a tunnel. */
+export const ONLINE_WINDOW_SECONDS = 120;
+
+const sortColumns: Record<string, string> = {
+  last_seen: 'devices.last_seen',
+  name: 'devices.name',
+  uid: 'devices.uid',
+  created_at: 'devices.created_at',
+  status: 'devices.status',
+  online: 'devices.connected',
+};
+export const deviceSortFields = Object.keys(sortColumns);
+
+const filterFields: Record<string, FilterField> = {
+  uid: { column: 'devices.uid', kind: 'string' },
+  name: { column: 'devices.name', kind: 'string' },
+  hostname: { column: 'devices.hostname', kind: 'string' },
+  tags: { column: 'devices.tags', kind: 'array' },
+  online: { column: 'devices.connected', kind: 'boolean' },
+  status: { column: 'devices.status', kind: 'string' },
+  remote_addr: { column: 'devices.remote_addr', kind: 'string' },
+  last_seen: { column: 'devices.last_seen', kind: 'date' },
+  created_at: { column: 'devices.created_at', kind: 'date' },
+};
+
+const conflicts = { devices_accepted_name_key: ['name'] };
+
+const platformOf = (kind: DeviceKind) => (kind === 'container' ? 'docker' : 'native');
+
+/** The uid is stable for the same tenant, identity and public key, so an agent keeps its device across restarts. */
+export function deviceUidFor(tenantId: string, mac: string, publicKey: string): string {
+  return createHash('sha256').update(`${tenantId}|${mac.toLowerCase()}|${publicKey.trim()}`).digest('hex');
+}
+
+/** The name a new device gets: its hostname, else its MAC (colons become hyphens), as an RFC 1123 label. */
+export function defaultDeviceName(hostname: string, mac: string): string {
+  const clean = (s: string) =>
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63)
+      .replace(/-+$/, '');
+  return clean(hostname.split('.')[0] ?? '') || clean(mac) || 'device';
+}
+
+export interface DeviceListQuery {
+  page: number;
+  per_page: number;
+  filter?: string;
+  status: DeviceStatus;
+  sort_by: string;
+  order_by: 'asc' | 'desc';
+}
+
+/**
+ * Devices and containers: agent registration (the cheap availability call), the lists and per-device calls, and
+ * the acceptance rules of SPEC.md section 4. Every tenant query goes through a TenantStore.
+ */
+export class DeviceService {
+  private readonly db: Knex;
+  private readonly hooks: Hooks;
+  private readonly tokens: TokenService;
+  private readonly hub: () => TunnelHub;
+
+  constructor(deps: { db: Knex; hooks: Hooks; tokens: TokenService; tunnelHub: TunnelHub }) {
+    this.db = deps.db;
+    this.hooks = deps.hooks;
+    this.tokens = deps.tokens;
+    // Resolved late: the hub depends on presence, which depends on this service.
+    this.hub = () => deps.tunnelHub;
+  }
+
+  /**
+   * `POST /api/devices/auth`: one UPSERT that registers a new device as pending or refreshes a known one (info,
+   * address, last_seen), joined with its namespace. Unknown tenants insert nothing and answer 404.
+   */
+  async authenticate(
+    body: Static<typeof deviceAuthBody>,
+    remoteAddr: string,
+  ): Promise<{ uid: string; token: string; name: string; namespace: string }> {
+    const uid = deviceUidFor(body.tenant_id, body.identity.mac, body.public_key);
+    const info = {
+      id: body.info.id,
+      pretty_name: body.info.pretty_name,
+      version: body.info.version,
+      arch: body.info.arch,
+      platform: body.info.platform,
+    };
+    const result = await this.db.raw<{ rows: { uid: string; name: string; namespace: string }[] }>(
+      `with ns as (select tenant_id, name from namespaces where tenant_id = :tenant),
+       up as (
+         insert into devices (uid, tenant_id, name, identity, info, platform, public_key, hostname, remote_addr)
+         select :uid, ns.tenant_id, :name, :identity, :info, :platform, :publicKey, :hostname, :remoteAddr from ns
+         on conflict (uid) do update set
+           info = excluded.info, platform = excluded.platform, hostname = excluded.hostname,
+           remote_addr = excluded.remote_addr, last_seen = now(),
+           status = case when devices.status = 'removed' then 'pending' else devices.status end,
+           status_update_at = case when devices.status = 'removed' then now() else devices.status_update_at end
+         returning uid, name)
+       select up.uid, up.name, ns.name as namespace from up, ns`,
+      {
+        tenant: body.tenant_id,
+        uid,
+        name: defaultDeviceName(body.hostname, body.identity.mac),
+        identity: JSON.stringify({ mac: body.identity.mac }),
+        info: JSON.stringify(info),
+        platform: info.platform,
+        publicKey: body.public_key.trim(),
+        hostname: body.hostname.slice(0, 255),
+        remoteAddr: remoteAddr.slice(0, 64),
+      },
+    );
+    const row = result.rows[0];
+    if (!row) throw new NotFound('namespace');
+    const token = await this.tokens.sign({ kind: 'device', sub: row.uid, tenant: body.tenant_id });
+    return { uid: row.uid, token, name: row.name, namespace: row.namespace };
+  }
+
+  /** The device the SSH gateway should reach: by `namespace.name` (accepted first) or by uid. */
+  async findForSsh(
+    target: { namespace: string; device: string } | { uid: string },
+  ): Promise<DeviceView | undefined> {
+    const q = this.select(this.db('devices')).whereNot('devices.status', 'removed');
+    if ('uid' in target) q.where('devices.uid', target.uid.toLowerCase());
+    else {
+      q.whereRaw('lower(namespaces.name) = lower(?)', [target.namespace]).whereRaw(
+        'lower(devices.name) = lower(?)',
+        [target.device],
+      );
+    }
+    const row = (await q.orderByRaw(`(devices.status = 'accepted') desc`).first()) as DeviceRow | undefined;
+    return row ? view(row, false) : undefined;
+  }
+
+  async list(
+    tenantId: string,
+    kind: DeviceKind,
+    query: DeviceListQuery,
+    ctx: Context,
+  ): Promise<DeviceView[]> {
+    const store = new TenantStore(this.db, tenantId);
+    const filter = parseFilter(query.filter);
+    const qb = this.select(store.table('devices'))
+      .where('devices.platform', platformOf(kind))
+      .where('devices.status', query.status);
+    applyFilter(qb, filter, filterFields);
+    const rows = await paginate<DeviceRow>(ctx, qb, query, {
+      column: sortColumns[query.sort_by] ?? 'devices.last_seen',
+      direction: query.order_by,
+    });
+    const limit = await this.limit(store);
+    return rows.map((r) => view(r, acceptable(r, limit)));
+  }
+
+  async get(tenantId: string, kind: DeviceKind, uid: string): Promise<DeviceView> {
+    const store = new TenantStore(this.db, tenantId);
+    const row = await this.row(store, kind, uid);
+    return view(row, acceptable(row, await this.limit(store)));
+  }
+
+  async update(
+    tenantId: string,
+    kind: DeviceKind,
+    uid: string,
+    changes: Static<typeof deviceUpdate>,
+  ): Promise<DeviceView> {
+    const store = new TenantStore(this.db, tenantId);
+    const row = await this.row(store, kind, uid);
+    const patch: Record<string, unknown> = {};
+    if (changes.public_url !== undefined) patch.public_url = changes.public_url;
+    if (changes.name !== undefined && changes.name !== row.name) {
+      const clash = await store
+        .table('devices')
+        .whereRaw('lower(name) = lower(?)', [changes.name])
+        .whereNot('uid', uid)
+        .whereNot('status', 'removed')
+        .first('uid');
+      if (clash) throw new Conflict(['name']);
+      patch.name = changes.name;
+    }
+    if (Object.keys(patch).length > 0) {
+      try {
+        await store.table('devices').where({ uid }).update(patch);
+      } catch (err) {
+        throw fromDatabaseError(err, conflicts);
+      }
+    }
+    return this.get(tenantId, kind, uid);
+  }
+
+  /** Soft delete: status removed. An accepted device keeps its slot for 720 hours (SPEC.md section 4). */
+  async remove(tenantId: string, kind: DeviceKind, uid: string): Promise<void> {
+    const store = new TenantStore(this.db, tenantId);
+    const row = await this.row(store, kind, uid);
+    if (row.status === 'removed') return;
+    await store.transaction(async (trx) => {
+      await trx
+        .table('devices')
+        .where({ uid })
+        .update({
+          status: 'removed',
+          status_update_at: this.db.fn.now(),
+          removed_at: row.status === 'accepted' ? this.db.fn.now() : null,
+          connected: false,
+        });
+      await trx.table('tunnels').where({ device_uid: uid }).delete();
+    });
+    this.hub().disconnect(uid);
+  }
+
+  /** `PATCH .../{uid}/{status}`: accept runs the acceptance rules; other statuses drop the tunnel at once. */
+  async setStatus(
+    tenantId: string,
+    kind: DeviceKind,
+    uid: string,
+    target: 'accept' | 'reject' | 'pending' | 'unused',
+  ): Promise<DeviceView> {
+    if (target === 'accept') return this.accept(tenantId, kind, uid);
+    const status = target === 'reject' ? 'rejected' : target;
+    const store = new TenantStore(this.db, tenantId);
+    await this.row(store, kind, uid);
+    await store
+      .table('devices')
+      .where({ uid })
+      .update({ status, status_update_at: this.db.fn.now(), connected: false });
+    this.hub().disconnect(uid);
+    return this.get(tenantId, kind, uid);
+  }
+
+  /**
+   * SPEC.md section 4: acceptable unless the namespace limit (accepted plus recently removed devices) is reached;
+   * at the limit only a device removed within 720 hours (it still holds its slot) comes back. A name taken by
+   * another accepted device is a 409; `device.beforeAccept` may refuse with 402.
+   */
+  async accept(tenantId: string, kind: DeviceKind, uid: string): Promise<DeviceView> {
+    const store = new TenantStore(this.db, tenantId);
+    const before = await this.row(store, kind, uid);
+    if (before.status === 'accepted') return this.get(tenantId, kind, uid);
+    // Outside the transaction: a hook may query the store, and the embedded store has a single connection.
+    await this.hooks.run('device.beforeAccept', { tenantId, uid });
+    try {
+      await store.transaction(async (trx, raw) => {
+        // Serialises acceptances in one namespace, so two at once cannot both take the last slot.
+        const ns = (await raw('namespaces')
+          .where({ tenant_id: tenantId })
+          .forUpdate()
+          .first('max_devices')) as { max_devices: number } | undefined;
+        if (!ns) throw new NotFound('namespace');
+        const row = (await this.select(trx.table('devices')).where('devices.uid', uid).first()) as
+          | DeviceRow
+          | undefined;
+        if (!row || row.platform !== platformOf(kind)) throw new NotFound(kind);
+        const used = await usage(trx);
+        if (!acceptable(row, { max: ns.max_devices, used })) {
+          throw new PaymentRequired(
+            `the namespace has reached its limit of ${ns.max_devices} devices (accepted plus removed in the ` +
+              `last ${REMOVED_WINDOW_HOURS} hours)`,
+            'device_limit_reached',
+          );
+        }
+        const clash = await trx
+          .table('devices')
+          .where('status', 'accepted')
+          .whereRaw('lower(name) = lower(?)', [row.name])
+          .whereNot('uid', uid)
+          .first('uid');
+        if (clash) throw new Conflict(['name']);
+        await trx
+          .table('devices')
+          .where({ uid })
+          .update({ status: 'accepted', status_update_at: raw.fn.now(), removed_at: null });
+      });
+    } catch (err) {
+      throw fromDatabaseError(err, conflicts);
+    }
+    return this.get(tenantId, kind, uid);
+  }
+
+  /** `GET /api/stats` device counts (devices and containers together); sessions are added by their feature. */
+  async counts(tenantId: string): Promise<{
+    registered_devices: number;
+    online_devices: number;
+    pending_devices: number;
+    rejected_devices: number;
+  }> {
+    const store = new TenantStore(this.db, tenantId);
+    const [row] = (await store
+      .table('devices')
+      .select(
+        this.db.raw(`count(*) filter (where status = 'accepted')::int as registered_devices`),
+        this.db.raw(
+          `count(*) filter (where status = 'accepted' and connected and last_seen > now() - make_interval(secs => ?))::int as online_devices`,
+          [ONLINE_WINDOW_SECONDS],
+        ),
+        this.db.raw(`count(*) filter (where status = 'pending')::int as pending_devices`),
+        this.db.raw(`count(*) filter (where status = 'rejected')::int as rejected_devices`),
+      )) as unknown as {
+      registered_devices: number;
+      online_devices: number;
+      pending_devices: number;
+      rejected_devices: number;
+    }[];
+    return {
+      registered_devices: row?.registered_devices ?? 0,
+      online_devices: row?.online_devices ?? 0,
+      pending_devices: row?.pending_devices ?? 0,
+      rejected_devices: row?.rejected_devices ?? 0,
+    };
+  }
+
+  /** A device of this namespace and kind, or 404 (another namespace's device is never reachable by id). */
+  async row(store: TenantStore, kind: DeviceKind, uid: string): Promise<DeviceRow> {
+    const row = (await this.select(store.table('devices'))
+      .where('devices.uid', uid)
+      .where('devices.platform', platformOf(kind))
+      .first()) as DeviceRow | undefined;
+    if (!row) throw new NotFound(kind);
+    return row;
+  }
+
+  private select(qb: Knex.QueryBuilder): Knex.QueryBuilder {
+    return qb
+      .join('namespaces', 'namespaces.tenant_id', 'devices.tenant_id')
+      .select(
+        'devices.*',
+        'namespaces.name as namespace',
+        this.db.raw(
+          '(devices.connected and devices.last_seen > now() - make_interval(secs => ?)) as online',
+          [ONLINE_WINDOW_SECONDS],
+        ),
+      );
+  }
+
+  private async limit(store: TenantStore): Promise<{ max: number; used: number }> {
+    const ns = (await store.table('namespaces').first('max_devices')) as { max_devices: number } | undefined;
+    const max = ns?.max_devices ?? -1;
+    return { max, used: max < 0 ? 0 : await usage(store) };
+  }
+}
+
+/** Slots in use: accepted devices plus devices removed within the window (SPEC.md section 4). */
+async function usage(store: TenantStore): Promise<number> {
+  const [row] = (await store
+    .table('devices')
+    .where((b) =>
+      b
+        .where('status', 'accepted')
+        .orWhereRaw('removed_at > now() - make_interval(hours => ?)', [REMOVED_WINDOW_HOURS]),
+    )
+    .count({ count: '*' })) as { count: string | number }[];
+  return Number(row?.count ?? 0);
+}
+
+function acceptable(row: DeviceRow, limit: { max: number; used: number }): boolean {
+  if (row.status === 'accepted') return false;
+  if (limit.max < 0 || limit.used < limit.max) return true;
+  const windowMs = REMOVED_WINDOW_HOURS * 3600 * 1000;
+  return row.removed_at !== null && Date.now() - new Date(row.removed_at).getTime() < windowMs;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+export function view(row: DeviceRow, isAcceptable: boolean): DeviceView {
+  return {
+    uid: row.uid,
+    name: row.name,
+    identity: { mac: row.identity?.mac ?? '' },
+    info: row.info,
+    public_key: row.public_key,
+    tenant_id: row.tenant_id,
+    last_seen: iso(row.last_seen),
+    online: row.online === true,
+    namespace: row.namespace,
+    status: row.status,
+    status_update_at: iso(row.status_update_at),
+    created_at: iso(row.created_at),
+    remote_addr: row.remote_addr,
+    // No geolocation database ships with Gatehouse; the field keeps the spec's shape.
+    position: { latitude: 0, longitude: 0 },
+    tags: row.tags ?? [],
+    public_url: row.public_url,
+    acceptable: isAcceptable,
+  };
+}
