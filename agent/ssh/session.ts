@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import pty from '@lydell/node-pty';
+import { spawn as spawnPty } from '@lydell/node-pty';
 import type { ServerChannel, Session } from 'ssh2';
 import type { LocalAccount } from './local-accounts';
 import { acceptableClientVariable, loginEnvironment, switchUserOptions } from './login-environment';
@@ -161,7 +161,7 @@ function runInPty(
   env: Record<string, string>,
   request: PtyRequest,
 ): Running {
-  const term = pty.spawn(account.shell, args, {
+  const term = spawnPty(account.shell, args, {
     name: request.term,
     cols: request.cols,
     rows: request.rows,

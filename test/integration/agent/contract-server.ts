@@ -18,7 +18,9 @@ import type { DeviceAuthRequest } from '../../../agent/registration';
 export class ContractServer {
   readonly tenantId = randomUUID();
   readonly authCalls: DeviceAuthRequest[] = [];
-  readonly gatewayKey: { privateKey: KeyObject; publicKey: KeyObject } = generateKeyPairSync('ed25519');
+  private readonly defaultGatewayKey: KeyObject = generateKeyPairSync('ed25519').privateKey;
+  /** Signs a gateway sign-in blob, as the server does with its Ed25519 gateway key. */
+  gatewaySign: (data: Buffer) => Buffer = (data) => sign(null, data, this.defaultGatewayKey);
   readonly devices = new Map<string, { status: string; tokens: Set<string>; request: DeviceAuthRequest }>();
   readonly tunnels = new Map<string, Tunnel>();
   tunnelsOpened = 0;
@@ -126,7 +128,7 @@ export class ContractServer {
     if (req.method === 'POST' && url.pathname === '/api/auth/ssh') {
       if (!this.deviceByToken(req)) return json(401, { message: 'missing or malformed jwt or API token' });
       const { data } = body as { data: string };
-      const signature = sign(null, Buffer.from(data, 'base64'), this.gatewayKey.privateKey);
+      const signature = this.gatewaySign(Buffer.from(data, 'base64'));
       return json(200, { signature: signature.toString('base64') });
     }
     json(404, { message: 'not found' });

@@ -1,0 +1,267 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { type AddressInfo, createConnection } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { spawn as spawnPty } from '@lydell/node-pty';
+import { expect } from 'chai';
+import { AgentProcess, ContractServer } from './contract-server';
+import { baseSshOptions, passwordOptions, run, runWithPassword } from './openssh-client';
+
+const PASSWORD = 'single user secret';
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** Polls until something listens on 127.0.0.1:port (ssh -L binds after sign-in). */
+async function waitForListener(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = createConnection({ host: '127.0.0.1', port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('OpenSSH clients through the tunnel to the agent (single-user mode)', function () {
+  this.timeout(60_000);
+  let server: ContractServer;
+  let agent: AgentProcess;
+  let dir: string;
+  let port: number;
+  const me = userInfo().username;
+  const ssh = (args: string[], input?: string) =>
+    runWithPassword(PASSWORD, 'ssh', [...baseSshOptions(port), ...passwordOptions(), ...args], { input });
+
+  before(async () => {
+    server = await ContractServer.start();
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-ssh-test-'));
+    agent = new AgentProcess({
+      GATEHOUSE_SERVER_ADDRESS: server.url,
+      GATEHOUSE_TENANT_ID: server.tenantId,
+      GATEHOUSE_PRIVATE_KEY: join(dir, 'agent.key'),
+      GATEHOUSE_PREFERRED_IDENTITY: 'ssh-test-device',
+      GATEHOUSE_KEEPALIVE_INTERVAL: '5',
+      GATEHOUSE_SINGLE_USER_PASSWORD: PASSWORD,
+    });
+    await agent.waitFor(/pending acceptance/);
+    const uid = [...server.devices.keys()][0]!;
+    const online = server.nextTunnel();
+    server.setStatus(uid, 'accepted');
+    await online;
+    port = await server.sshPort(uid);
+  });
+
+  after(async () => {
+    await agent?.stop();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs a command as the agent user and returns its exit status', async () => {
+    const result = await ssh([`${me}@127.0.0.1`, 'id -un; exit 7']);
+    expect(result.stdout.trim()).to.equal(me);
+    expect(result.code).to.equal(7);
+  });
+
+  it('keeps stderr apart from stdout', async () => {
+    const result = await ssh([`anyone@127.0.0.1`, 'echo to-out; echo to-err >&2']);
+    expect(result.code).to.equal(0);
+    expect(result.stdout).to.equal('to-out\n');
+    expect(result.stderr).to.equal('to-err\n');
+  });
+
+  it('passes stdin to the command and ends it', async () => {
+    const result = await ssh([`${me}@127.0.0.1`, 'wc -c'], 'x'.repeat(100_000));
+    expect(result.stdout.trim()).to.equal('100000');
+  });
+
+  it('refuses a wrong password', async () => {
+    const result = await runWithPassword('wrong', 'ssh', [
+      ...baseSshOptions(port),
+      ...passwordOptions(),
+      `${me}@127.0.0.1`,
+      'true',
+    ]);
+    expect(result.code).to.equal(255);
+    expect(result.stderr).to.match(/Permission denied/);
+  });
+
+  it('passes LANG and LC_* but not other client variables', async () => {
+    const result = await ssh([
+      '-o',
+      'SetEnv=LC_GATEHOUSE=hello LD_PRELOAD=/nope',
+      `${me}@127.0.0.1`,
+      'echo "$LC_GATEHOUSE|$LD_PRELOAD|$HOME|$USER"',
+    ]);
+    expect(result.stdout.trim()).to.equal(`hello||${userInfo().homedir}|${me}`);
+  });
+
+  it('gives a PTY that follows window changes', async () => {
+    const term = spawnPty(
+      'sshpass',
+      ['-e', 'ssh', ...baseSshOptions(port), ...passwordOptions(), '-tt', `${me}@127.0.0.1`],
+      {
+        cols: 100,
+        rows: 30,
+        env: { ...process.env, SSHPASS: PASSWORD, TERM: 'xterm' } as Record<string, string>,
+      },
+    );
+    let output = '';
+    term.onData((data) => {
+      output += data;
+    });
+    const waitFor = async (pattern: RegExp) => {
+      for (let i = 0; i < 200 && !pattern.test(output); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(output).to.match(pattern);
+    };
+    try {
+      term.write('tty; stty size; echo "TERM=$TERM"\r');
+      await waitFor(/\/dev\/pts\/\d+[\s\S]*30 100[\s\S]*TERM=xterm/);
+      term.resize(120, 40);
+      await new Promise((r) => setTimeout(r, 300));
+      term.write('stty size\r');
+      await waitFor(/40 120/);
+      term.write('exit 3\r');
+      const exit = await new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
+      expect(exit).to.equal(3);
+    } finally {
+      term.kill();
+    }
+  });
+
+  it('copies a multi-megabyte file both ways with sftp and scp intact', async () => {
+    const data = randomBytes(6 * 1024 * 1024 + 123);
+    const local = join(dir, 'upload.bin');
+    writeFileSync(local, data);
+    const remote = join(dir, 'remote.bin');
+    const back = join(dir, 'back.bin');
+    // Commands on stdin rather than -b: batch mode would turn password sign-in off.
+    const sftp = await runWithPassword(
+      PASSWORD,
+      'sftp',
+      [...baseSshOptions(port).map((a) => (a === '-p' ? '-P' : a)), ...passwordOptions(), `${me}@127.0.0.1`],
+      { input: `put ${local} ${remote}\nget ${remote} ${back}\n`, timeoutMs: 40_000 },
+    );
+    expect(sftp.code, sftp.stderr).to.equal(0);
+    expect(sha256(readFileSync(remote))).to.equal(sha256(data));
+    expect(sha256(readFileSync(back))).to.equal(sha256(data));
+
+    const scpRemote = join(dir, 'scp-remote.bin');
+    const scpBack = join(dir, 'scp-back.bin');
+    const scpOptions = [...baseSshOptions(port).map((a) => (a === '-p' ? '-P' : a)), ...passwordOptions()];
+    // -O: the classic scp protocol, which runs `scp -t` / `scp -f` as a command on the device.
+    const up = await runWithPassword(
+      PASSWORD,
+      'scp',
+      ['-O', ...scpOptions, local, `${me}@127.0.0.1:${scpRemote}`],
+      {
+        timeoutMs: 40_000,
+      },
+    );
+    expect(up.code, up.stderr).to.equal(0);
+    const down = await runWithPassword(
+      PASSWORD,
+      'scp',
+      ['-O', ...scpOptions, `${me}@127.0.0.1:${scpRemote}`, scpBack],
+      { timeoutMs: 40_000 },
+    );
+    expect(down.code, down.stderr).to.equal(0);
+    expect(sha256(readFileSync(scpRemote))).to.equal(sha256(data));
+    expect(sha256(readFileSync(scpBack))).to.equal(sha256(data));
+  });
+
+  it('forwards a local port (-L) to a web server on the device network', async () => {
+    const web = createServer((_req, res) => res.end('hello through -L'));
+    web.listen(0, '127.0.0.1');
+    await once(web, 'listening');
+    const localPort = await freePort();
+    const forward = runWithPassword(PASSWORD, 'ssh', [
+      ...baseSshOptions(port),
+      ...passwordOptions(),
+      '-L',
+      `${localPort}:127.0.0.1:${(web.address() as AddressInfo).port}`,
+      `${me}@127.0.0.1`,
+      'sleep 4',
+    ]);
+    try {
+      await waitForListener(localPort);
+      const response = await fetch(`http://127.0.0.1:${localPort}/`);
+      expect(await response.text()).to.equal('hello through -L');
+    } finally {
+      web.close();
+    }
+    expect((await forward).code).to.equal(0);
+  });
+
+  it('serves several channels on one connection (ControlMaster)', async () => {
+    const control = join(dir, 'control.sock');
+    const target = `${me}@127.0.0.1`;
+    const master = runWithPassword(
+      PASSWORD,
+      'ssh',
+      [...baseSshOptions(port), ...passwordOptions(), '-M', '-S', control, '-N', target],
+      { timeoutMs: 30_000 },
+    );
+    try {
+      let check = await run('ssh', ['-S', control, '-O', 'check', target]);
+      for (let i = 0; i < 100 && check.code !== 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        check = await run('ssh', ['-S', control, '-O', 'check', target]);
+      }
+      expect(check.code, check.stderr).to.equal(0);
+      // These have no password: they can only work as channels of the master's connection.
+      const results = await Promise.all(
+        [1, 2, 3, 4].map((n) =>
+          run('ssh', [
+            ...baseSshOptions(port),
+            '-o',
+            'BatchMode=yes',
+            '-S',
+            control,
+            target,
+            `sleep 0.5; echo channel-${n}`,
+          ]),
+        ),
+      );
+      expect(results.map((r) => r.stdout.trim())).to.deep.equal([
+        'channel-1',
+        'channel-2',
+        'channel-3',
+        'channel-4',
+      ]);
+    } finally {
+      await run('ssh', ['-S', control, '-O', 'exit', target]);
+    }
+    // The master ends when told to exit (OpenSSH reports 255 for that); just reap it.
+    await master;
+  });
+
+  it('stays up across client keepalives', async () => {
+    const result = await ssh([
+      '-o',
+      'ServerAliveInterval=1',
+      '-o',
+      'ServerAliveCountMax=2',
+      `${me}@127.0.0.1`,
+      'sleep 3; echo alive',
+    ]);
+    expect(result.stdout.trim()).to.equal('alive');
+    expect(result.code).to.equal(0);
+  });
+});
