@@ -1,0 +1,345 @@
+/// <reference lib="dom" />
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import sirv from 'sirv';
+import {
+  buildDir,
+  type DocsServer,
+  docsDir,
+  ensureDocsBuild,
+  guardedContext,
+  launchChromium,
+  specRoutes,
+  startDocsServer,
+} from './docs-site';
+
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+interface OpenApi {
+  paths: Record<string, Record<string, unknown>>;
+}
+const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
+
+function operationsOf(edition: string): string[] {
+  const document = JSON.parse(readFileSync(join(docsDir, 'generated', `${edition}.json`), 'utf8')) as OpenApi;
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((key) => methods.includes(key))
+      .map((method) => `${method.toUpperCase()} ${path}`),
+  );
+}
+
+/** Values of the localStorage keys equal to `prefix` or starting with `prefix-`. */
+function storedValues(page: Page, prefix: string): Promise<(string | null)[]> {
+  return page.evaluate(
+    (p) =>
+      Object.keys(localStorage)
+        .filter((k) => k === p || k.startsWith(`${p}-`))
+        .map((k) => localStorage.getItem(k)),
+    prefix,
+  );
+}
+
+describe('documentation site', function () {
+  this.timeout(60_000);
+  let server: DocsServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const outside: string[] = [];
+
+  before(async function () {
+    this.timeout(360_000);
+    ensureDocsBuild();
+    server = await startDocsServer();
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  beforeEach(async () => {
+    context = await guardedContext(browser, outside, { viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context.close();
+  });
+
+  it('answers every route of the spec with its own page', async () => {
+    const titles = new Map<string, string>();
+    for (const route of specRoutes) {
+      const answer = await fetch(server.url + route);
+      expect(answer.status, route).to.equal(200);
+      const html = await answer.text();
+      const title = /<title[^>]*>([^<]*)<\/title>/.exec(html)?.[1] ?? '';
+      expect(title, route).to.not.match(/not found/i);
+      expect(titles.has(title), `${route} has the same title as ${titles.get(title)}`).to.equal(false);
+      titles.set(title, route);
+      if (!route.startsWith('/developers/openapi') && route !== '/search') {
+        expect(html, route).to.match(/<article/);
+        expect(/<h1[^>]*>/.test(html), `${route} has a heading`).to.equal(true);
+      }
+    }
+  });
+
+  it('shows the not-found page for unknown paths', async () => {
+    const answer = await page.goto(`${server.url}/no/such/page`);
+    expect(answer?.status()).to.equal(404);
+    await page.getByRole('heading', { name: 'Page Not Found' }).waitFor();
+  });
+
+  it('redirects .html and /index.html paths to the clean path on the static server', async () => {
+    const cases: [string, string][] = [
+      ['/overview/faq.html', '/overview/faq'],
+      ['/overview/faq/index.html', '/overview/faq'],
+      ['/user-guides/firewall/index.html', '/user-guides/firewall'],
+      ['/index.html', '/'],
+      ['/overview/faq.html?x=1', '/overview/faq?x=1'],
+    ];
+    for (const [from, to] of cases) {
+      const answer = await fetch(server.url + from, { redirect: 'manual' });
+      expect(answer.status, from).to.equal(301);
+      expect(answer.headers.get('location'), from).to.equal(to);
+    }
+    await page.goto(`${server.url}/overview/faq.html`);
+    expect(new URL(page.url()).pathname).to.equal('/overview/faq');
+    await page.getByRole('heading', { level: 1, name: 'Frequently asked questions' }).waitFor();
+  });
+
+  it('redirects .html paths in the browser when a plain server falls back to 404.html', async () => {
+    // A server with no redirect rule of its own, as a Gatehouse server serving the build may be.
+    const files = sirv(buildDir, { extensions: ['html'] });
+    const notFound = readFileSync(join(buildDir, '404.html'));
+    const plain: Server = createServer((req, res) =>
+      files(req, res, () => {
+        res.writeHead(404, { 'Content-Type': 'text/html' });
+        res.end(notFound);
+      }),
+    );
+    await new Promise<void>((done) => plain.listen(0, '127.0.0.1', done));
+    try {
+      const base = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+      await page.goto(`${base}/self-hosted/deploying.html`);
+      await page.waitForURL(`${base}/self-hosted/deploying`);
+      await page.getByRole('heading', { level: 1, name: 'Deploying Gatehouse' }).waitFor();
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('is dark by default, switches to light and keeps the choice across reloads', async () => {
+    await page.goto(`${server.url}/overview/concepts`);
+    expect(await page.getAttribute('html', 'data-theme')).to.equal('dark');
+    await page
+      .getByRole('button', { name: /dark mode|system mode|light mode/i })
+      .first()
+      .click();
+    await page.waitForFunction(() => document.documentElement.dataset.theme !== 'dark');
+    const chosen = await page.getAttribute('html', 'data-theme');
+    expect(chosen).to.equal('light');
+    await page.reload();
+    expect(await page.getAttribute('html', 'data-theme')).to.equal('light');
+    // Docusaurus suffixes its storage keys per site (theme-<hash>), so match the prefix.
+    expect(await storedValues(page, 'theme')).to.deep.equal(['light']);
+  });
+
+  it('keeps the announcement bar dismissed across reloads', async () => {
+    await page.goto(`${server.url}/`);
+    const bar = page.locator('.theme-announcement-bar');
+    await bar.waitFor();
+    expect(await bar.textContent()).to.contain('Gatehouse 0.1 is out');
+    await bar.getByRole('button', { name: 'Close' }).click();
+    await bar.waitFor({ state: 'detached' });
+    await page.reload();
+    await page.locator('h1').first().waitFor();
+    expect(await page.locator('.theme-announcement-bar').count()).to.equal(0);
+    expect(await storedValues(page, 'docusaurus.announcement.dismiss')).to.deep.equal(['true']);
+  });
+
+  it('finds a known page from the search modal and on the /search page', async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByRole('button', { name: 'Search' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Search the documentation' });
+    await dialog.getByRole('searchbox').fill('tenant id');
+    const hit = dialog.getByRole('link', { name: /Retrieving your tenant ID/ });
+    await hit.waitFor();
+    await hit.click();
+    await page.waitForURL(/\/user-guides\/namespaces\/retrieving-your-tenant-id$/);
+    await page.getByRole('heading', { level: 1, name: 'Retrieving your tenant ID' }).waitFor();
+
+    await page.goto(`${server.url}/search?q=firewall%20priority`);
+    await page.getByRole('link', { name: 'Firewall rules' }).first().waitFor();
+  });
+
+  it('says it cannot fetch results when the search index is blocked', async () => {
+    await page.route('**/search-index.json', (route) => route.abort('failed'));
+    await page.goto(`${server.url}/overview/faq`);
+    await page.getByRole('button', { name: 'Search' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Search the documentation' });
+    await dialog.getByRole('searchbox').fill('tunnel');
+    await dialog.getByText('Unable to fetch results').waitFor();
+    await dialog.getByText('You might want to check your network connection.').waitFor();
+    await page.keyboard.press('Escape');
+    await page.goto(`${server.url}/search?q=tunnel`);
+    await page.getByText('Unable to fetch results').waitFor();
+  });
+
+  it('zooms an image and closes the zoom on click and after scrolling 40 px', async () => {
+    await page.goto(`${server.url}/overview/concepts`);
+    // The zoom plugin attaches itself a moment after each route renders.
+    const image = page.locator('.markdown img.medium-zoom-image').first();
+    await image.waitFor();
+    await image.click();
+    const overlay = page.locator('.medium-zoom-overlay');
+    await overlay.waitFor({ state: 'visible' });
+    await page.locator('.medium-zoom-image--opened').click();
+    await overlay.waitFor({ state: 'detached' });
+
+    // Scrolls during the opening animation are ignored, so wait for it to finish.
+    const opened = page.evaluate(
+      () =>
+        new Promise<void>((done) =>
+          document
+            .querySelector('.markdown img.medium-zoom-image')
+            ?.addEventListener('medium-zoom:opened', () => done(), { once: true }),
+        ),
+    );
+    await image.click();
+    await opened;
+    // The overlay stays within the 40 px scroll offset and closes beyond it.
+    await page.evaluate(() => window.scrollBy(0, 30));
+    await page.waitForTimeout(100);
+    expect(await overlay.isVisible()).to.equal(true);
+    await page.evaluate(() => window.scrollBy(0, 30));
+    await overlay.waitFor({ state: 'detached' });
+  });
+
+  it('lists only h2 and h3 headings in the table of contents', async () => {
+    await page.goto(`${server.url}/self-hosted/reference`);
+    const article = page.locator('article');
+    const h4Count = await article.locator('h4').count();
+    expect(h4Count, 'the reference page has h4 command headings').to.be.greaterThan(0);
+    const targets = await page.$$eval('.table-of-contents a', (links) =>
+      links.map((link) => {
+        const id = decodeURIComponent(new URL((link as HTMLAnchorElement).href).hash.slice(1));
+        return document.getElementById(id)?.tagName ?? 'missing';
+      }),
+    );
+    expect(targets.length).to.be.greaterThan(1);
+    for (const tag of targets) expect(['H2', 'H3']).to.include(tag);
+  });
+
+  it('shows the hamburger menu below 996 px only', async () => {
+    await page.goto(`${server.url}/overview/features`);
+    const toggle = page.locator('.navbar__toggle');
+    expect(await toggle.isVisible()).to.equal(false);
+    await page.setViewportSize({ width: 995, height: 800 });
+    await toggle.waitFor({ state: 'visible' });
+    await toggle.click();
+    await page.locator('.navbar-sidebar').getByRole('link', { name: 'Self-hosted' }).first().waitFor();
+    await page.setViewportSize({ width: 997, height: 800 });
+    await toggle.waitFor({ state: 'hidden' });
+  });
+
+  for (const edition of ['community', 'cloud']) {
+    it(`renders every operation of the ${edition} API document`, async () => {
+      const operations = operationsOf(edition);
+      expect(operations.length).to.be.greaterThan(0);
+      await page.goto(`${server.url}/developers/openapi/${edition}`);
+      await page.locator(`[data-api-reference="${edition}"]`).waitFor();
+      const rendered = await page.$$eval('[data-operation]', (nodes) =>
+        nodes.map((node) => node.getAttribute('data-operation')),
+      );
+      expect(rendered).to.have.members(operations);
+    });
+  }
+
+  it('shows the error in a red box with Retry when the API document chunk fails, and recovers', async () => {
+    await page.route('**/assets/js/openapi-community*.js', (route) => route.abort('failed'));
+    await page.goto(`${server.url}/developers/openapi/community`);
+    const retry = page.getByRole('button', { name: 'Retry' });
+    await retry.waitFor();
+    expect(await page.locator('main').textContent()).to.match(/ChunkLoadError|Loading chunk|failed/i);
+    await page.unroute('**/assets/js/openapi-community*.js');
+    await retry.click();
+    await page.locator('[data-api-reference="community"]').waitFor();
+  });
+
+  it("shows 'This page crashed.' with Try again when a page throws while rendering", async () => {
+    // Serve a copy of the API document chunk without its "paths", which the page refuses to render.
+    await page.route('**/assets/js/openapi-cloud*.js', async (route) => {
+      const original = await route.fetch();
+      const body = (await original.text()).replace('"paths":', '"not_paths":');
+      await route.fulfill({ response: original, body });
+    });
+    await page.goto(`${server.url}/developers/openapi/cloud`);
+    await page.getByRole('heading', { name: 'This page crashed.' }).waitFor();
+    await page.getByRole('button', { name: 'Try again' }).waitFor();
+    expect(await page.locator('main').textContent()).to.contain(
+      'The OpenAPI document has no "paths" object.',
+    );
+  });
+
+  it('reloads the page when a route preload fails', async () => {
+    await page.goto(`${server.url}/overview/features`);
+    await page.evaluate(() => {
+      (window as unknown as { loadedOnce: boolean }).loadedOnce = true;
+    });
+    // From now on every script fails, as after a deploy that removed the old chunks.
+    await page.route('**/assets/js/*.js', (route) => route.abort('failed'));
+    const reloaded = page.waitForEvent('load');
+    await page.locator('.menu').getByRole('link', { name: 'Editions' }).click();
+    await reloaded;
+    expect(new URL(page.url()).pathname).to.equal('/overview/editions');
+    expect(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).to.equal(
+      undefined,
+    );
+    await page.getByRole('heading', { level: 1, name: 'Editions' }).waitFor();
+  });
+
+  for (const [route, mode] of [
+    ['/', 'dark'],
+    ['/user-guides/devices/connecting', 'dark'],
+    ['/user-guides/devices/connecting', 'light'],
+    ['/developers/openapi/community', 'dark'],
+    ['/search?q=device', 'dark'],
+  ] as const) {
+    it(`has no serious or critical accessibility violation on ${route} (${mode})`, async () => {
+      await page.goto(server.url + route);
+      if (mode === 'light') {
+        await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
+        await page.waitForFunction(() => document.documentElement.dataset.theme === 'light');
+      }
+      await page.locator('main').first().waitFor();
+      if (route.includes('openapi')) await page.locator('[data-api-reference]').waitFor();
+      if (route.startsWith('/search')) await page.locator('main ol li').first().waitFor();
+      await page.addScriptTag({ path: axePath });
+      const violations = await page.evaluate(async () => {
+        const axe = (window as unknown as { axe: { run: (...args: unknown[]) => Promise<AxeResults> } }).axe;
+        interface AxeResults {
+          violations: { id: string; impact: string | null; nodes: { target: unknown }[] }[];
+        }
+        const results = await axe.run(document, {
+          runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'best-practice'] },
+        });
+        return results.violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => `${v.id} (${v.impact}): ${JSON.stringify(v.nodes.slice(0, 3).map((n) => n.target))}`);
+      });
+      expect(violations).to.deep.equal([]);
+    });
+  }
+
+  it('never sent a request outside 127.0.0.1', () => {
+    expect(outside).to.deep.equal([]);
+  });
+});
