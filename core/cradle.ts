@@ -6,6 +6,7 @@ import type { Cache } from './cache';
 import type { Config } from './config/schema';
 import type { Hooks } from './hooks';
 import type { Logger } from './log';
+import type { Mailer } from './mail';
 import type { Metrics } from './metrics';
 import type { InstanceFeatures } from './plugin';
 import type { InstanceKeys } from './store/keys';
@@ -26,6 +27,8 @@ export interface Cradle {
   cache: Cache;
   keys: InstanceKeys;
   tokens: TokenService;
+  /** The one outgoing mailer (SMTP). */
+  mailer: Mailer;
   caller: Caller;
   tenantId: string | undefined;
 }

@@ -4,7 +4,28 @@
  */
 export type FieldList = string[];
 
+/** Marks taxonomy errors across copies of this module (see `HttpError[Symbol.hasInstance]`). */
+const HTTP_ERROR = Symbol.for('gatehouse.HttpError');
+
 export class HttpError extends Error {
+  /**
+   * Under mocha, tsx can load core twice (CommonJS for the test files, ESM for plugins imported at boot), giving two
+   * `HttpError` classes; a plugin's error would then miss `instanceof` in the error middleware and lose its status
+   * body. A registered symbol brand makes `instanceof HttpError` hold across both copies; subclasses keep the
+   * ordinary prototype check.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class being asked about decides which check applies
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    return (
+      // biome-ignore lint/complexity/noThisInStatic: only HttpError itself accepts the brand, not its subclasses
+      this === HttpError &&
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { [HTTP_ERROR]?: unknown })[HTTP_ERROR] === true
+    );
+  }
+  readonly [HTTP_ERROR] = true;
   readonly status: number;
   /** Field names for 400 invalid-field and 409 conflict answers; the body is then a JSON array of them. */
   readonly fields: FieldList | undefined;

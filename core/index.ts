@@ -18,6 +18,7 @@ export { defineRoute, type RouteDef, type RouteRequest, type RouteSchema } from 
 export { type CallerResolvers, fieldsOf } from './http/router';
 export type { UpgradeHandler } from './http/server';
 export type { Logger } from './log';
+export { htmlText, Mailer, type MailMessage } from './mail';
 export { type BootContext, definePlugin, type PluginManifest, type RegisterContext } from './plugin';
 export type { GatewayConnector } from './ssh/gateway';
 export { parseSshId, type SshTarget } from './ssh/sshid';

@@ -1,9 +1,12 @@
 import { definePlugin, Unauthorized } from '@gatehouse/core';
 import { asClass } from 'awilix';
+import { resolveApiKey } from './apikeys/service';
 import { registerDevices } from './devices/feature';
 import { infoRoutes } from './info/routes';
 import { NamespaceService } from './namespaces/service';
 import { setupRoutes } from './setup/routes';
+import { accountRoutes } from './users/accounts';
+import { accountServices } from './users/feature';
 import { LoginService } from './users/login';
 import { userRoutes } from './users/routes';
 import { UserService } from './users/service';
@@ -25,10 +28,12 @@ export default definePlugin({
       users: asClass(UserService).singleton(),
       namespaces: asClass(NamespaceService).singleton(),
       logins: asClass(LoginService).singleton(),
+      ...accountServices,
     });
-    ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes]);
+    ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes]);
     registerDevices(ctx);
     ctx.resolvers({
+      apiKey: (key) => resolveApiKey(ctx.resolve('db'), key),
       // The role is read fresh on each request: a removed member loses access at once, and a password change
       // invalidates tokens issued before it.
       user: async (claims) => {

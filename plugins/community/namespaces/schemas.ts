@@ -21,3 +21,41 @@ export function namespaceNameFor(username: string): string {
     .replace(/-+$/, '');
   return base.length >= 3 ? base : `${base}-ns`.replace(/^-/, '');
 }
+
+const member = T.Object({
+  id: T.String({ description: 'user id (24 hex)' }),
+  username: T.String(),
+  email: T.String(),
+  role: T.Union([
+    T.Literal('owner'),
+    T.Literal('administrator'),
+    T.Literal('operator'),
+    T.Literal('observer'),
+  ]),
+  type: T.Union([T.Literal('personal'), T.Literal('team')]),
+  status: T.Union([T.Literal('accepted'), T.Literal('pending')]),
+  added_at: T.String({ format: 'date-time' }),
+  expires_at: T.Optional(T.String({ format: 'date-time', description: 'cloud invites only' })),
+});
+
+/** The Namespace entity of SPEC.md section 3. */
+export const namespaceView = T.Object({
+  name: T.String(),
+  owner: T.String({ description: 'user id of the owner' }),
+  tenant_id: T.String({ format: 'uuid' }),
+  members: T.Array(member),
+  settings: T.Object({ session_record: T.Boolean(), connection_announcement: T.String() }),
+  max_devices: T.Integer({ description: '-1 unlimited, otherwise at least 3' }),
+  device_count: T.Integer(),
+  created_at: T.String({ format: 'date-time' }),
+});
+
+export const namespaceSettings = T.Object(
+  {
+    session_record: T.Optional(T.Boolean()),
+    connection_announcement: T.Optional(T.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+
+export const tenantParams = T.Object({ tenant: T.String({ format: 'uuid', description: 'tenant id' }) });

@@ -1,6 +1,37 @@
-import { randomUUID } from 'node:crypto';
-import { type Config, Conflict, Forbidden, fromDatabaseError, type Role } from '@gatehouse/core';
+import { createHmac, randomUUID } from 'node:crypto';
+import {
+  type Caller,
+  type Config,
+  Conflict,
+  Forbidden,
+  fromDatabaseError,
+  type Hooks,
+  type InstanceKeys,
+  isRole,
+  NotFound,
+  type Role,
+  roleAtLeast,
+} from '@gatehouse/core';
 import type { Knex } from 'knex';
+
+declare module '@gatehouse/core/hooks' {
+  interface HookMap {
+    /** Runs inside the deleting transaction before a namespace and everything in it go (cloud reports billing). */
+    'namespace.beforeDelete': { tenantId: string; trx: Knex.Transaction };
+  }
+}
+
+/** A member as the Namespace entity lists it (SPEC.md section 3). */
+export interface MemberView {
+  id: string;
+  username: string;
+  email: string;
+  role: Role;
+  type: string;
+  status: string;
+  added_at: Date;
+  expires_at?: Date;
+}
 
 export interface NamespaceRow {
   tenant_id: string;
@@ -12,16 +43,155 @@ export interface NamespaceRow {
   created_at: Date;
 }
 
-const conflicts = { namespaces_name_key: ['name'] };
+export const namespaceConflicts = { namespaces_name_key: ['name'] };
 
 /** Namespaces (tenants) and their memberships. */
 export class NamespaceService {
   private readonly db: Knex;
   private readonly config: Config;
+  private readonly hooks: Hooks;
+  private readonly keys: InstanceKeys;
+  private devicesTable: Promise<boolean> | undefined;
 
-  constructor(deps: { db: Knex; config: Config }) {
+  constructor(deps: { db: Knex; config: Config; hooks: Hooks; keys: InstanceKeys }) {
     this.db = deps.db;
     this.config = deps.config;
+    this.hooks = deps.hooks;
+    this.keys = deps.keys;
+  }
+
+  /**
+   * The caller's role in `tenantId`, read fresh: a user's membership, or an API key's own namespace. Anything else
+   * is 404, so a namespace one does not belong to cannot be told apart from one that does not exist; a role below
+   * `need` is 403.
+   */
+  async roleIn(caller: Caller, tenantId: string, need: Role = 'observer'): Promise<Role> {
+    let role: Role | undefined;
+    if (caller.kind === 'user') role = await this.memberRole(tenantId, caller.userId);
+    else if (caller.kind === 'apiKey' && caller.tenantId === tenantId) role = caller.role;
+    if (!role) throw new NotFound('namespace');
+    if (!roleAtLeast(role, need)) throw new Forbidden(`this call needs the ${need} role or higher`);
+    return role;
+  }
+
+  async memberRole(tenantId: string, userId: string): Promise<Role | undefined> {
+    const row = await this.db('namespace_members')
+      .where({ tenant_id: tenantId, user_id: userId, status: 'accepted' })
+      .first('role');
+    return row && isRole(row.role) ? row.role : undefined;
+  }
+
+  /** Namespaces a user belongs to (or the one of an API key), newest first, with the total for X-Total-Count. */
+  async list(caller: Caller, page: { page: number; per_page: number }) {
+    const q = this.db<NamespaceRow>('namespaces');
+    if (caller.kind === 'user') {
+      q.whereIn(
+        'tenant_id',
+        this.db('namespace_members')
+          .where({ user_id: caller.userId, status: 'accepted' })
+          .select('tenant_id'),
+      );
+    } else if (caller.kind === 'apiKey') {
+      q.where({ tenant_id: caller.tenantId });
+    } else {
+      throw new Forbidden();
+    }
+    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as {
+      count: number | string;
+    }[];
+    const rows: NamespaceRow[] = await q
+      .orderBy('created_at', 'desc')
+      .limit(page.per_page)
+      .offset((page.page - 1) * page.per_page)
+      .select('*');
+    return { total: Number(count), items: await Promise.all(rows.map((r) => this.view(r))) };
+  }
+
+  /** The Namespace entity of SPEC.md section 3. */
+  async view(ns: NamespaceRow) {
+    const members: MemberView[] = await this.db('namespace_members as m')
+      .join('users as u', 'u.id', 'm.user_id')
+      .where('m.tenant_id', ns.tenant_id)
+      .orderBy('m.added_at', 'asc')
+      .select(
+        'u.id',
+        'u.username',
+        'u.email',
+        'm.role',
+        'm.status',
+        'm.added_at',
+        'm.expires_at',
+        this.db.raw("case when u.id = ? then 'personal' else 'team' end as type", [ns.owner]),
+      );
+    return {
+      name: ns.name,
+      owner: ns.owner,
+      tenant_id: ns.tenant_id,
+      members: members.map(({ expires_at, ...m }) => (expires_at ? { ...m, expires_at } : m)),
+      settings: {
+        session_record: ns.settings.session_record,
+        connection_announcement: ns.settings.connection_announcement ?? '',
+      },
+      max_devices: ns.max_devices,
+      device_count: await this.deviceCount(ns.tenant_id),
+      created_at: ns.created_at,
+    };
+  }
+
+  async get(tenantId: string): Promise<NamespaceRow> {
+    const ns = await this.byTenant(tenantId);
+    if (!ns) throw new NotFound('namespace');
+    return ns;
+  }
+
+  /** Accepted devices count against the limit; the devices feature owns that table and may not be loaded yet. */
+  private async deviceCount(tenantId: string): Promise<number> {
+    this.devicesTable ??= this.db.schema.hasTable('devices');
+    if (!(await this.devicesTable)) return 0;
+    const [{ count } = { count: 0 }] = (await this.db('devices')
+      .where({ tenant_id: tenantId, status: 'accepted' })
+      .count({ count: '*' })) as { count: number | string }[];
+    return Number(count);
+  }
+
+  /** Renames and changes settings (session_record, connection_announcement up to 4096 characters). */
+  async update(
+    tenantId: string,
+    changes: { name?: string; settings?: { session_record?: boolean; connection_announcement?: string } },
+  ): Promise<NamespaceRow> {
+    const ns = await this.get(tenantId);
+    const row: Record<string, unknown> = {};
+    if (changes.name !== undefined && changes.name.toLowerCase() !== ns.name) {
+      const taken = await this.db('namespaces')
+        .whereRaw('lower(name) = lower(?)', [changes.name])
+        .whereNot({ tenant_id: tenantId })
+        .first('tenant_id');
+      if (taken) throw new Conflict(['name']);
+      row.name = changes.name.toLowerCase();
+    }
+    if (changes.settings) row.settings = JSON.stringify({ ...ns.settings, ...changes.settings });
+    if (!Object.keys(row).length) return ns;
+    try {
+      const [updated] = await this.db('namespaces').where({ tenant_id: tenantId }).update(row).returning('*');
+      return updated as NamespaceRow;
+    } catch (err) {
+      throw fromDatabaseError(err, namespaceConflicts);
+    }
+  }
+
+  /** Deletes a namespace with everything in it: tenant tables reference it with ON DELETE CASCADE. */
+  async remove(tenantId: string): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const ns = await trx('namespaces').where({ tenant_id: tenantId }).forUpdate().first('tenant_id');
+      if (!ns) throw new NotFound('namespace');
+      await this.hooks.run('namespace.beforeDelete', { tenantId, trx });
+      await trx('namespaces').where({ tenant_id: tenantId }).delete();
+    });
+  }
+
+  /** The support identifier (SPEC.md section 3): 64 hex, stable per namespace, not guessable from the tenant id. */
+  supportIdentifier(tenantId: string): string {
+    return createHmac('sha256', this.keys.secret).update(`support:${tenantId}`).digest('hex');
   }
 
   /** Creates a namespace owned by `ownerId`, within the owner's `max_namespaces` (0 none, -1 unlimited). */
@@ -50,7 +220,7 @@ export class NamespaceService {
       await this.addMember((ns as NamespaceRow).tenant_id, ownerId, 'owner', trx);
       return ns as NamespaceRow;
     } catch (err) {
-      throw fromDatabaseError(err, conflicts);
+      throw fromDatabaseError(err, namespaceConflicts);
     }
   }
 

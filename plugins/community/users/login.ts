@@ -1,17 +1,54 @@
-import { burnPasswordCheck, Unauthorized, verifyPassword } from '@gatehouse/core';
+import type { TokenService } from '@gatehouse/core';
+import { burnPasswordCheck, TooManyRequests, Unauthorized, verifyPassword } from '@gatehouse/core';
+import type { Lockout } from './lockout';
 import type { UserService } from './service';
 
-/** Password sign-in. Lockout and MFA (accounts issue) wrap this. */
+/** Seconds an `X-MFA-Token` stays valid: long enough to open an authenticator app. */
+export const MFA_TOKEN_TTL = 300;
+
+/**
+ * Password sign-in (SPEC.md section 7): by username or e-mail, with the (source, user) lockout of section 4 checked
+ * before any password hash is spent, and the MFA step when the user has it on.
+ */
 export class LoginService {
-  private readonly deps: { users: UserService };
-  constructor(deps: { users: UserService }) {
+  private readonly deps: { users: UserService; lockout: Lockout; tokens: TokenService };
+  constructor(deps: { users: UserService; lockout: Lockout; tokens: TokenService }) {
     this.deps = deps;
   }
 
-  async login(identifier: string, password: string) {
-    const user = await this.deps.users.findByLogin(identifier);
+  async login(identifier: string, password: string, source: string) {
+    const { users, lockout, tokens } = this.deps;
+    const user = await users.findByLogin(identifier);
+    // Unknown names are counted under the name typed, so probing them locks out the same way.
+    const subject = user?.id ?? identifier;
+    const locked = await lockout.lockedUntil('login', source, subject);
+    if (locked) throw lockedOut(locked);
     const ok = user ? await verifyPassword(password, user.password_hash) : await burnPasswordCheck(password);
-    if (!user || !ok) throw new Unauthorized('invalid username or password');
-    return this.deps.users.authResult(user);
+    if (!user || !ok) {
+      const until = await lockout.fail('login', source, subject);
+      if (until) throw lockedOut(until);
+      throw new Unauthorized('invalid username or password', { 'X-Account-Lockout': '0' });
+    }
+    await lockout.reset('login', source, subject);
+    if (user.mfa_enabled) {
+      const mfaToken = await tokens.sign(
+        { kind: 'mfa', sub: user.id, pwd: new Date(user.password_changed_at).getTime() },
+        MFA_TOKEN_TTL,
+      );
+      throw new Unauthorized('multi-factor authentication required', {
+        'X-MFA-Token': mfaToken,
+        'Access-Control-Expose-Headers': 'X-MFA-Token',
+      });
+    }
+    await users.touchLogin(user.id);
+    return users.authResult(user);
   }
+}
+
+/** 429 with the end of the lock (SPEC.md section 4: `X-Account-Lockout`, unix time). */
+export function lockedOut(until: number): TooManyRequests {
+  return new TooManyRequests('too many failed attempts; try again later', {
+    'X-Account-Lockout': String(until),
+    'Access-Control-Expose-Headers': 'X-Account-Lockout',
+  });
 }

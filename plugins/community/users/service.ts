@@ -2,12 +2,15 @@ import { randomBytes } from 'node:crypto';
 import {
   type Config,
   Conflict,
+  Forbidden,
   fromDatabaseError,
   hashPassword,
+  Invalid,
   isRole,
   NotFound,
   type Role,
   type TokenService,
+  verifyPassword,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 
@@ -116,6 +119,69 @@ export class UserService {
       .where({ id })
       .update({ password_hash: passwordHash, password_changed_at: new Date(), updated_at: new Date() });
     if (!n) throw new NotFound('user');
+  }
+
+  async touchLogin(id: string): Promise<void> {
+    await this.db('users').where({ id }).update({ last_login: new Date() });
+  }
+
+  /** Remembers the namespace a user switched to, so the next sign-in starts there. */
+  async setPreferredNamespace(id: string, tenantId: string): Promise<void> {
+    await this.db('users').where({ id }).update({ preferred_namespace: tenantId });
+  }
+
+  /**
+   * Updates the signed-in user's own record (SPEC.md section 7, PATCH /api/users). Conflicting username or e-mail
+   * answer 409 with those field names; the recovery e-mail must differ from the e-mail and cannot be cleared once
+   * set; a new password needs the current one and signs out every older token.
+   */
+  async update(
+    id: string,
+    changes: {
+      name?: string;
+      username?: string;
+      email?: string;
+      recovery_email?: string;
+      password?: string;
+      current_password?: string;
+    },
+  ): Promise<UserRow> {
+    const user = await this.get(id);
+    const email = changes.email?.toLowerCase();
+    const recovery = changes.recovery_email?.toLowerCase();
+    const invalid: string[] = [];
+    if (changes.recovery_email !== undefined) {
+      if (recovery === '' && user.recovery_email) invalid.push('recovery_email');
+      if (recovery && recovery === (email ?? user.email)) invalid.push('recovery_email');
+    } else if (email && user.recovery_email && email === user.recovery_email) {
+      invalid.push('email');
+    }
+    if (changes.password !== undefined && !changes.current_password) invalid.push('current_password');
+    if (invalid.length) throw new Invalid(invalid);
+    const clash = await this.conflicts(
+      changes.username !== user.username ? changes.username : undefined,
+      email !== user.email ? email : undefined,
+      id,
+    );
+    if (clash.length) throw new Conflict(clash);
+    const row: Record<string, unknown> = { updated_at: new Date() };
+    if (changes.name !== undefined) row.name = changes.name;
+    if (changes.username !== undefined) row.username = changes.username;
+    if (email !== undefined) row.email = email;
+    if (recovery) row.recovery_email = recovery;
+    if (changes.password !== undefined) {
+      if (!(await verifyPassword(changes.current_password ?? '', user.password_hash))) {
+        throw new Forbidden('the current password is wrong');
+      }
+      row.password_hash = await hashPassword(changes.password);
+      row.password_changed_at = new Date();
+    }
+    try {
+      const [updated] = await this.db('users').where({ id }).update(row).returning('*');
+      return updated as UserRow;
+    } catch (err) {
+      throw fromDatabaseError(err, userConflicts);
+    }
   }
 
   /** The namespace a session starts in: the preferred one if still a member, else the oldest membership. */

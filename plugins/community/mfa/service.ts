@@ -1,0 +1,260 @@
+import { createHash, randomInt } from 'node:crypto';
+import {
+  type Cache,
+  Conflict,
+  htmlText,
+  Invalid,
+  type Mailer,
+  NotFound,
+  secretsEqual,
+  type TokenService,
+  Unauthorized,
+} from '@gatehouse/core';
+import type { Knex } from 'knex';
+import type { Lockout } from '../users/lockout';
+import { lockedOut } from '../users/login';
+import type { UserRow, UserService } from '../users/service';
+import { matchTotp, newTotpSecret, otpauthLink } from './totp';
+
+/** SPEC.md section 9: a used recovery code may still disable MFA for 10 minutes. */
+export const RECOVERY_WINDOW_SECONDS = 600;
+/** SPEC.md section 4: MFA reset codes live at most one day. */
+export const RESET_CODE_SECONDS = 86_400;
+/** How long a generated secret waits for the enable call. */
+const PENDING_SECONDS = 3_600;
+const RECOVERY_CODES = 6;
+
+export function digest(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** Recovery codes are read back by people: case, spaces and dashes do not matter. */
+function normalCode(code: string): string {
+  return code.toUpperCase().replace(/[\s-]/g, '');
+}
+
+function newRecoveryCode(): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  let code = '';
+  for (let i = 0; i < 10; i++) code += alphabet[randomInt(alphabet.length)];
+  return code;
+}
+
+/**
+ * Multi-factor sign-in with TOTP (SPEC.md sections 4, 5 and 7): generate, enable, the second login step, disable,
+ * recovery codes and the e-mailed reset. Every code check is throttled per (source, user) and compared in constant
+ * time; recovery codes are stored as digests and each works once.
+ */
+export class MfaService {
+  private readonly db: Knex;
+  private readonly cache: Cache;
+  private readonly users: UserService;
+  private readonly tokens: TokenService;
+  private readonly lockout: Lockout;
+  private readonly mailer: Mailer;
+
+  constructor(deps: {
+    db: Knex;
+    cache: Cache;
+    users: UserService;
+    tokens: TokenService;
+    lockout: Lockout;
+    mailer: Mailer;
+  }) {
+    this.db = deps.db;
+    this.cache = deps.cache;
+    this.users = deps.users;
+    this.tokens = deps.tokens;
+    this.lockout = deps.lockout;
+    this.mailer = deps.mailer;
+  }
+
+  /** A new secret and recovery codes, held until `enable` confirms them with a code from the app. */
+  async generate(userId: string) {
+    const user = await this.users.get(userId);
+    const secret = newTotpSecret();
+    const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
+    await this.cache.set(
+      `mfa:pending:${userId}`,
+      JSON.stringify({ secret, codes: codes.map((c) => digest(c)) }),
+      PENDING_SECONDS,
+    );
+    return { link: otpauthLink(secret, user.email), secret, recovery_codes: codes };
+  }
+
+  async enable(
+    userId: string,
+    input: { code: string; secret: string; recovery_codes: string[] },
+    source: string,
+  ) {
+    const user = await this.users.get(userId);
+    if (user.mfa_enabled) throw new Conflict(['mfa'], 'MFA is already enabled');
+    if (!user.recovery_email) throw new Invalid(['recovery_email'], 'enabling MFA needs a recovery e-mail');
+    const pending = JSON.parse((await this.cache.get(`mfa:pending:${userId}`)) ?? 'null') as {
+      secret: string;
+      codes: string[];
+    } | null;
+    const sent = input.recovery_codes.map((c) => digest(normalCode(c))).sort();
+    if (
+      !pending ||
+      !secretsEqual(pending.secret, input.secret) ||
+      !secretsEqual(JSON.stringify([...pending.codes].sort()), JSON.stringify(sent))
+    ) {
+      throw new Invalid(['secret'], 'generate a secret first and send back what it gave');
+    }
+    await this.checkTotp(user, pending.secret, input.code, source, 'code');
+    await this.db.transaction(async (trx) => {
+      await trx('users').where({ id: userId }).update({ mfa_enabled: true, mfa_secret: pending.secret });
+      await trx('mfa_recovery_codes').where({ user_id: userId }).delete();
+      await trx('mfa_recovery_codes').insert(pending.codes.map((d) => ({ user_id: userId, code_digest: d })));
+    });
+    await this.cache.del(`mfa:pending:${userId}`);
+  }
+
+  /** The second step of sign-in: the `X-MFA-Token` from the login answer and a code from the app. */
+  async authenticate(mfaToken: string, code: string, source: string) {
+    const claims = await this.tokens.verify(mfaToken, 'mfa');
+    const user = await this.users.get(claims.sub).catch(() => undefined);
+    if (!user?.mfa_enabled || !user.mfa_secret) throw new Unauthorized();
+    if (typeof claims.pwd !== 'number' || claims.pwd < new Date(user.password_changed_at).getTime()) {
+      throw new Unauthorized();
+    }
+    await this.checkTotp(user, user.mfa_secret, code, source, 'auth');
+    await this.users.touchLogin(user.id);
+    return this.users.authResult(user);
+  }
+
+  /** Turns MFA off with a current code, an unused recovery code, or one used to recover in the last 10 minutes. */
+  async disable(userId: string, input: { code?: string; recovery_code?: string }, source: string) {
+    const user = await this.users.get(userId);
+    if (!user.mfa_enabled || !user.mfa_secret) throw new Invalid(['mfa'], 'MFA is not enabled');
+    if (input.code) {
+      await this.checkTotp(user, user.mfa_secret, input.code, source, 'code');
+    } else if (input.recovery_code) {
+      const d = digest(normalCode(input.recovery_code));
+      const recent = await this.cache.get(`mfa:recovered:${userId}:${d}`);
+      if (!recent) await this.useRecoveryCode(user, input.recovery_code, source);
+    } else {
+      throw new Invalid(['code', 'recovery_code'], 'send a code or a recovery code');
+    }
+    await this.turnOff(userId);
+  }
+
+  /**
+   * Signs in with a recovery code instead of the app. The code is spent, but disabling MFA with it works for the
+   * next 10 minutes; the answer tells when that ends (`X-Expires-At`).
+   */
+  async recover(identifier: string, recoveryCode: string, source: string) {
+    const user = await this.users.findByLogin(identifier);
+    if (!user?.mfa_enabled) {
+      await this.countFailure('recover', source, identifier);
+      throw new Unauthorized('invalid recovery code');
+    }
+    const d = await this.useRecoveryCode(user, recoveryCode, source);
+    const expiresAt = Math.floor(Date.now() / 1000) + RECOVERY_WINDOW_SECONDS;
+    await this.cache.set(`mfa:recovered:${user.id}:${d}`, '1', RECOVERY_WINDOW_SECONDS);
+    await this.users.touchLogin(user.id);
+    return { auth: await this.users.authResult(user), expiresAt };
+  }
+
+  /**
+   * Mails one reset code to the main and one to the recovery address. The answer is the same whether or not the
+   * user exists, so it cannot be used to probe accounts.
+   */
+  async requestReset(identifier: string, publicUrl: string): Promise<void> {
+    const user = await this.users.findByLogin(identifier);
+    if (!user?.mfa_enabled || !user.recovery_email) return;
+    const main = String(randomInt(0, 100_000_000)).padStart(8, '0');
+    const recovery = String(randomInt(0, 100_000_000)).padStart(8, '0');
+    await this.cache.set(
+      `mfa:reset:${user.id}`,
+      JSON.stringify({ main: digest(main), recovery: digest(recovery) }),
+      RESET_CODE_SECONDS,
+    );
+    const link = `${publicUrl.replace(/\/$/, '')}/mfa/reset/${user.id}`;
+    for (const [to, code] of [
+      [user.email, main],
+      [user.recovery_email, recovery],
+    ] as const) {
+      await this.mailer.send({
+        to,
+        subject: 'Gatehouse: reset of multi-factor sign-in',
+        text: `Someone asked to turn off multi-factor sign-in for ${user.username}.\n\nCode: ${code}\n\nEnter both codes (one was sent to each of your addresses) at ${link} within 24 hours. If this was not you, ignore this message.\n`,
+        html: `<p>Someone asked to turn off multi-factor sign-in for <b>${htmlText(user.username)}</b>.</p><p>Code: <code>${code}</code></p><p>Enter both codes (one was sent to each of your addresses) at <a href="${htmlText(link)}">${htmlText(link)}</a> within 24 hours. If this was not you, ignore this message.</p>`,
+      });
+    }
+  }
+
+  /** Both e-mailed codes turn MFA off and sign the user in. */
+  async completeReset(userId: string, mainCode: string, recoveryCode: string, source: string) {
+    const locked = await this.lockout.lockedUntil('mfa-reset', source, userId);
+    if (locked) throw lockedOut(locked);
+    const stored = JSON.parse((await this.cache.get(`mfa:reset:${userId}`)) ?? 'null') as {
+      main: string;
+      recovery: string;
+    } | null;
+    const mainOk = secretsEqual(stored?.main ?? '', digest(mainCode.trim()));
+    const recoveryOk = secretsEqual(stored?.recovery ?? '', digest(recoveryCode.trim()));
+    if (!stored || !mainOk || !recoveryOk) {
+      await this.countFailure('mfa-reset', source, userId);
+      throw new Unauthorized('invalid reset codes');
+    }
+    await this.cache.del(`mfa:reset:${userId}`);
+    await this.turnOff(userId);
+    const user = await this.users.get(userId).catch(() => {
+      throw new NotFound('user');
+    });
+    return this.users.authResult(user);
+  }
+
+  private async turnOff(userId: string) {
+    await this.db.transaction(async (trx) => {
+      await trx('users').where({ id: userId }).update({ mfa_enabled: false, mfa_secret: null });
+      await trx('mfa_recovery_codes').where({ user_id: userId }).delete();
+    });
+  }
+
+  /** Spends a recovery code; returns its digest. Unknown or used codes count as failures. */
+  private async useRecoveryCode(user: UserRow, code: string, source: string): Promise<string> {
+    const locked = await this.lockout.lockedUntil('recover', source, user.id);
+    if (locked) throw lockedOut(locked);
+    const d = digest(normalCode(code));
+    // The look-up is by digest, an index probe that does not compare the secret byte by byte.
+    const spent = await this.db('mfa_recovery_codes')
+      .where({ user_id: user.id, code_digest: d })
+      .whereNull('used_at')
+      .update({ used_at: new Date() });
+    if (!spent) {
+      await this.countFailure('recover', source, user.id);
+      throw new Unauthorized('invalid recovery code');
+    }
+    await this.lockout.reset('recover', source, user.id);
+    return d;
+  }
+
+  /** A TOTP check: throttled, constant-time, and each time step accepted once (no replay). */
+  private async checkTotp(
+    user: UserRow,
+    secret: string,
+    code: string,
+    source: string,
+    scope: 'code' | 'auth',
+  ) {
+    const locked = await this.lockout.lockedUntil('mfa', source, user.id);
+    if (locked) throw lockedOut(locked);
+    const step = matchTotp(secret, code.trim());
+    const fresh =
+      step !== undefined && (await this.cache.setIfAbsent(`mfa:step:${user.id}:${step}`, '1', 120));
+    if (!fresh) {
+      await this.countFailure('mfa', source, user.id);
+      if (scope === 'auth') throw new Unauthorized('invalid code');
+      throw new Invalid(['code'], 'invalid code');
+    }
+    await this.lockout.reset('mfa', source, user.id);
+  }
+
+  private async countFailure(scope: string, source: string, subject: string) {
+    const until = await this.lockout.fail(scope, source, subject);
+    if (until) throw lockedOut(until);
+  }
+}

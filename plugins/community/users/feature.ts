@@ -1,0 +1,27 @@
+import { Mailer } from '@gatehouse/core';
+import { asClass } from 'awilix';
+import { ApiKeyService } from '../apikeys/service';
+import { MemberService } from '../members/service';
+import { MfaService } from '../mfa/service';
+import { Lockout } from './lockout';
+
+declare module '@gatehouse/core/cradle' {
+  interface Cradle {
+    lockout: Lockout;
+    mfa: MfaService;
+    members: MemberService;
+    /** Request-scoped: the API keys of the caller's namespace. */
+    apiKeys: ApiKeyService;
+  }
+}
+
+/** Container entries of the accounts features: lockout, MFA, members, API keys and the one mailer. */
+export const accountServices = {
+  lockout: asClass(Lockout).singleton(),
+  mfa: asClass(MfaService).singleton(),
+  members: asClass(MemberService).singleton(),
+  apiKeys: asClass(ApiKeyService).scoped(),
+  mailer: asClass(Mailer)
+    .singleton()
+    .disposer((m) => m.close()),
+};
