@@ -1,0 +1,140 @@
+// Runs the commands that the getting-started and installing pages mark with `run`, so
+// the docs never tell a newcomer something that does not work. `run` blocks must finish
+// with exit status 0; `run=background` blocks start something that keeps running (the
+// server) and must become ready.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { expect } from 'chai';
+import { docsDir } from './docs-site';
+
+const repoDir = resolve(docsDir, '..');
+const pages = ['content/overview/getting-started/index.md', 'content/developers/agent/installing.md'];
+
+interface RunBlock {
+  page: string;
+  mode: 'run' | 'background';
+  command: string;
+}
+
+function runBlocks(page: string): RunBlock[] {
+  const text = readFileSync(join(docsDir, page), 'utf8');
+  return [...text.matchAll(/^```(?:bash|sh)\s+(run(?:=background)?)\s*\n([\s\S]*?)^```/gm)].map((match) => ({
+    page,
+    mode: match[1] === 'run=background' ? 'background' : 'run',
+    command: (match[2] ?? '').trim(),
+  }));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+describe('commands in the getting-started and installing pages', function () {
+  this.timeout(120_000);
+  const blocks = pages.flatMap(runBlocks);
+  const byCommand = (text: string) => blocks.find((block) => block.command.includes(text));
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let server: ChildProcess | undefined;
+  let serverOutput = '';
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-docs-'));
+    const [httpPort, sshPort] = [await freePort(), await freePort()];
+    env = {
+      ...process.env,
+      GATEHOUSE_HTTP_PORT: String(httpPort),
+      GATEHOUSE_SSH_PORT: String(sshPort),
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_DATABASE_URL: '',
+      GATEHOUSE_REDIS_URL: '',
+      GATEHOUSE_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
+    };
+  });
+
+  after(async () => {
+    if (server && server.exitCode === null) {
+      const exited = new Promise((done) => server?.once('exit', done));
+      server.kill('SIGTERM');
+      await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
+      if (server.exitCode === null) server.kill('SIGKILL');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('marks the install, start and setup-link commands as runnable', () => {
+    expect(byCommand('git clone <repo> gatehouse')?.mode).to.equal('run');
+    expect(byCommand('npm start')?.mode).to.equal('background');
+    expect(byCommand('npx gatehouse setup-url')?.mode).to.equal('run');
+    expect(blocks.filter((block) => block.page.endsWith('installing.md')).length).to.be.greaterThan(0);
+  });
+
+  it('clones and installs with the documented command (set GATEHOUSE_DOCS_RUN_INSTALL=1)', function () {
+    // A full `npm install` of a fresh clone takes minutes on two cores, too long for every run.
+    if (process.env.GATEHOUSE_DOCS_RUN_INSTALL !== '1') this.skip();
+    this.timeout(900_000);
+    const work = mkdtempSync(join(tmpdir(), 'gatehouse-clone-'));
+    try {
+      const command = byCommand('git clone <repo> gatehouse')?.command.replace('<repo>', repoDir) ?? '';
+      execFileSync('bash', ['-ec', command], { cwd: work, stdio: 'inherit', timeout: 900_000 });
+      const manifest = JSON.parse(readFileSync(join(work, 'gatehouse', 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      };
+      expect(manifest.scripts.start).to.be.a('string');
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('starts the server with the documented command and prints a setup link', async () => {
+    const command = byCommand('npm start')?.command ?? '';
+    server = spawn('bash', ['-c', `exec ${command}`], {
+      cwd: repoDir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout?.on('data', (chunk: Buffer) => {
+      serverOutput += chunk.toString();
+    });
+    server.stderr?.on('data', (chunk: Buffer) => {
+      serverOutput += chunk.toString();
+    });
+    const deadline = Date.now() + 90_000;
+    let info: { setup?: boolean } | undefined;
+    while (Date.now() < deadline && server.exitCode === null) {
+      try {
+        const answer = await fetch(`${env.GATEHOUSE_PUBLIC_URL}/info`);
+        if (answer.ok) {
+          info = (await answer.json()) as { setup?: boolean };
+          break;
+        }
+      } catch {
+        // not listening yet
+      }
+      await new Promise((done) => setTimeout(done, 250));
+    }
+    expect(info, `server did not answer /info; output:\n${serverOutput}`).to.not.equal(undefined);
+    expect(serverOutput).to.match(/https?:\/\/\S*setup\S*/i);
+  });
+
+  it('prints the setup link again with the documented command', () => {
+    const command = byCommand('npx gatehouse setup-url')?.command ?? '';
+    const output = execFileSync('bash', ['-ec', command], {
+      cwd: repoDir,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(output).to.match(/https?:\/\/\S*setup\S*/i);
+  });
+});
