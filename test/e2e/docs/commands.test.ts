@@ -28,6 +28,20 @@ function runBlocks(page: string): RunBlock[] {
   }));
 }
 
+/** A process and all its descendants, parents first. */
+function processTree(pid: number): number[] {
+  let children: number[] = [];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // pgrep exits 1 when there are no children
+  }
+  return [pid, ...children.flatMap(processTree)];
+}
+
 function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const probe = createServer();
@@ -63,11 +77,16 @@ describe('commands in the getting-started and installing pages', function () {
   });
 
   after(async () => {
-    if (server && server.exitCode === null) {
-      const exited = new Promise((done) => server?.once('exit', done));
-      server.kill('SIGTERM');
-      await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
-      if (server.exitCode === null) server.kill('SIGKILL');
+    // npm neither passes signals on nor keeps the server in its process group, so stop
+    // every process below it, deepest first.
+    if (server?.pid) {
+      for (const pid of processTree(server.pid).reverse()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
     }
     rmSync(dataDir, { recursive: true, force: true });
   });
