@@ -3,6 +3,9 @@ import { asClass, asFunction } from 'awilix';
 import { statsRoutes } from '../stats/routes';
 import { tagRoutes } from '../tags/routes';
 import { TagService } from '../tags/service';
+import { TunnelProxy } from '../tunnels/proxy';
+import { tunnelRoutes } from '../tunnels/routes';
+import { TunnelService } from '../tunnels/service';
 import { DevicePresence } from './presence';
 import { deviceRoutes } from './routes';
 import { DeviceService } from './service';
@@ -15,6 +18,8 @@ declare module '@gatehouse/core/cradle' {
     tunnelHub: TunnelHub;
     tunnelPresence: DevicePresence;
     tags: TagService;
+    tunnels: TunnelService;
+    tunnelProxy: TunnelProxy;
   }
 }
 
@@ -24,6 +29,7 @@ declare module '@gatehouse/core/cradle' {
  */
 export function registerDevices(ctx: RegisterContext): void {
   let hub: TunnelHub | undefined;
+  let proxy: TunnelProxy | undefined;
   ctx.provide({
     devices: asClass(DeviceService).singleton(),
     tunnelPresence: asClass(DevicePresence).singleton(),
@@ -32,8 +38,19 @@ export function registerDevices(ctx: RegisterContext): void {
       return hub;
     }).singleton(),
     tags: asClass(TagService).singleton(),
+    tunnels: asClass(TunnelService).singleton(),
+    tunnelProxy: asFunction((cradle: ConstructorParameters<typeof TunnelProxy>[0]) => {
+      proxy = new TunnelProxy(cradle);
+      return proxy;
+    }).singleton(),
   });
-  ctx.routes([...deviceRoutes, ...tagRoutes, ...statsRoutes]);
+  ctx.routes([...deviceRoutes, ...tagRoutes, ...statsRoutes, ...tunnelRoutes]);
+  ctx.middleware((koa, next) => ctx.resolve('tunnelProxy').middleware(koa, next));
+  // Tunnel hosts first: a site behind a tunnel may well have its own /agent/connection path.
+  ctx.upgrade(
+    (req, socket, head) => ctx.resolve('tunnelProxy').upgrade(req, socket, head),
+    async () => proxy?.stop(),
+  );
   ctx.upgrade(
     (req, socket, head) => ctx.resolve('tunnelHub').upgrade(req, socket, head),
     async () => hub?.stop(),

@@ -36,13 +36,14 @@ export class TagService {
     if (row.tags.includes(tag)) throw new Conflict(['tag']);
     if (row.tags.length >= MAX_TAGS) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
     // The guard in the update keeps two concurrent adds from making a fourth tag.
-    const n = await store
+    const added = await store
       .table('devices')
       .where({ uid })
       .whereRaw('cardinality(tags) < ?', [MAX_TAGS])
       .whereRaw('not (tags @> ?::text[])', [[tag]])
-      .update({ tags: this.db.raw('array_append(tags, ?::text)', [tag]) });
-    if (n === 0) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
+      .update({ tags: this.db.raw('array_append(tags, ?::text)', [tag]) })
+      .returning('uid');
+    if (added.length === 0) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
   }
 
   /** `PUT .../tags`: replaces the list (1 to 3 unique tags; more is 406). */

@@ -1,0 +1,80 @@
+import { defineRoute, pageQuery } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import { deviceUid } from '../devices/schemas';
+
+const tunnel = T.Object({
+  address: T.String({ pattern: '^[0-9a-f]{32}$' }),
+  namespace: T.String(),
+  device: deviceUid,
+  host: T.String(),
+  port: T.Integer({ minimum: 1, maximum: 65535 }),
+  ttl: T.Integer({ minimum: -1 }),
+  expires_in: T.Union([T.String({ format: 'date-time' }), T.Null()], {
+    description: 'When the tunnel stops answering; null for ttl -1 (never).',
+  }),
+  created_at: T.String({ format: 'date-time' }),
+});
+
+const uidParams = T.Object({ uid: deviceUid });
+
+/** HTTP tunnels of a device (SPEC.md section 7, "Tunnels"). */
+export const tunnelRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/devices/:uid/tunnels',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: "List a device's HTTP tunnels",
+    description: 'Unexpired tunnels, newest first. The total is in X-Total-Count.',
+    tags: ['tunnels'],
+    schema: {
+      params: uidParams,
+      query: T.Object(pageQuery, { additionalProperties: true }),
+      response: { 200: T.Array(tunnel) },
+      headers: { 'X-Total-Count': 'Total number of tunnels.' },
+    },
+    async handler({ params, query, ctx, services, tenantId }) {
+      return services.tunnels.list(tenantId(), params.uid, query, ctx);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/devices/:uid/tunnels',
+    auth: ['user', 'apiKey'],
+    role: 'operator',
+    summary: 'Create an HTTP tunnel to host:port in the device network',
+    description:
+      'The tunnel answers at <address>.<GATEHOUSE_TUNNELS_DOMAIN> until ttl seconds have passed (-1: never).',
+    tags: ['tunnels'],
+    schema: {
+      params: uidParams,
+      body: T.Object({
+        host: T.String({ anyOf: [{ format: 'ipv4' }, { format: 'ipv6' }], description: 'IP address.' }),
+        port: T.Integer({ minimum: 1, maximum: 65535 }),
+        ttl: T.Integer({ minimum: -1, maximum: 9_223_372_036, description: 'Seconds; -1 never expires.' }),
+      }),
+      response: { 200: tunnel },
+    },
+    async handler({ params, body, services, tenantId }) {
+      return services.tunnels.create(tenantId(), params.uid, body);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/devices/:uid/tunnels/:address',
+    auth: ['user', 'apiKey'],
+    role: 'operator',
+    summary: 'Delete an HTTP tunnel',
+    description: 'It stops answering at once; connections through it are closed.',
+    tags: ['tunnels'],
+    schema: {
+      params: T.Object({ uid: deviceUid, address: T.String({ pattern: '^[0-9a-f]{32}$' }) }),
+      response: { 200: T.Object({}) },
+    },
+    async handler({ params, services, tenantId }) {
+      await services.tunnels.delete(tenantId(), params.uid, params.address);
+      services.tunnelProxy.closeAddress(params.address);
+      return {};
+    },
+  }),
+];
