@@ -44,6 +44,9 @@ export function serveSession(session: Session, context: SessionContext): void {
   let ptyRequest: PtyRequest | undefined;
   let running: Running | undefined;
   let authSock: string | undefined;
+  // OpenSSH sends auth-agent-req without waiting for a reply and the exec right after;
+  // the program must not start before the socket it is told about exists.
+  let setup: Promise<void> = Promise.resolve();
 
   session.on('pty', (accept, _reject, info) => {
     ptyRequest = { term: info.term || 'xterm', cols: info.cols || 80, rows: info.rows || 24 };
@@ -76,15 +79,18 @@ export function serveSession(session: Session, context: SessionContext): void {
       reject?.();
       return;
     }
-    context.startAgentForwarding().then(
-      (path) => {
-        authSock = path;
-        accept?.();
-      },
-      (error: Error) => {
-        context.log(`agent forwarding refused: ${error.message}`);
-        reject?.();
-      },
+    const start = context.startAgentForwarding;
+    setup = setup.then(() =>
+      start().then(
+        (path) => {
+          authSock = path;
+          accept?.();
+        },
+        (error: Error) => {
+          context.log(`agent forwarding refused: ${error.message}`);
+          reject?.();
+        },
+      ),
     );
   });
 
@@ -98,9 +104,11 @@ export function serveSession(session: Session, context: SessionContext): void {
   const start = (channel: ServerChannel, command: string | undefined) => {
     // A login shell when no command is given, as sshd does with argv[0] "-sh".
     const args = command === undefined ? ['-l'] : ['-c', command];
-    running = ptyRequest
-      ? runInPty(channel, account, args, environment(), ptyRequest)
-      : runPiped(channel, account.shell, args, account, environment());
+    setup.then(() => {
+      running = ptyRequest
+        ? runInPty(channel, account, args, environment(), ptyRequest)
+        : runPiped(channel, account.shell, args, account, environment());
+    });
   };
 
   session.on('shell', (accept) => start(accept(), undefined));
@@ -113,7 +121,10 @@ export function serveSession(session: Session, context: SessionContext): void {
       reject?.();
       return;
     }
-    running = runPiped(accept(), server, [], account, environment());
+    const channel = accept();
+    setup.then(() => {
+      running = runPiped(channel, server, [], account, environment());
+    });
   });
 }
 

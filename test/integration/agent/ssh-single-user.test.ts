@@ -56,7 +56,7 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
       GATEHOUSE_TENANT_ID: server.tenantId,
       GATEHOUSE_PRIVATE_KEY: join(dir, 'agent.key'),
       GATEHOUSE_PREFERRED_IDENTITY: 'ssh-test-device',
-      GATEHOUSE_KEEPALIVE_INTERVAL: '5',
+      GATEHOUSE_KEEPALIVE_INTERVAL: '1',
       GATEHOUSE_SINGLE_USER_PASSWORD: PASSWORD,
     });
     await agent.waitFor(/pending acceptance/);
