@@ -76,6 +76,30 @@ export function buildCli(): Command {
     });
 
   program
+    .command('permissions')
+    .description(
+      'Print the permission matrix of an edition: roles and caller kinds of every call (for the docs).',
+    )
+    .addArgument(
+      new Command()
+        .createArgument('[edition]', 'community, enterprise or cloud')
+        .choices(['community', 'enterprise', 'cloud'])
+        .default('community'),
+    )
+    .addOption(new Option('--json', 'print JSON instead of a Markdown table').default(false))
+    .action(async (edition: string, opts: { json: boolean }) => {
+      const { permissionMarkdown, permissionMatrix } = await import('../permissions');
+      const kernel = await Kernel.create({
+        env: {},
+        overrides: { edition, log: { level: 'silent', pretty: false } },
+      });
+      const rows = permissionMatrix(kernel.routes);
+      process.stdout.write(
+        opts.json ? `${JSON.stringify(rows, null, 2)}\n` : `${permissionMarkdown(rows)}\n`,
+      );
+    });
+
+  program
     .command('reference')
     .description('Print every configuration key and command (used by the docs).')
     .addOption(new Option('--json', 'print JSON').default(false))

@@ -1,4 +1,4 @@
-import { defineRoute, listQuery, type RouteDef, type RouteSchema } from '@gatehouse/core';
+import { defineRoute, listQuery, NotFound, type RouteDef, type RouteSchema } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import {
   device,
@@ -214,8 +214,9 @@ export const deviceRoutes: RouteDef<RouteSchema>[] = [
       'Served only on the internal listener (internal.host:internal.port, loopback by default); the public ' +
       'listener answers 404. Drops the device tunnel held by this server.',
     tags: ['internal'],
-    schema: { params: uidParams, response: { 200: T.Object({}) } },
+    schema: { params: uidParams, response: { 200: T.Object({}), 404: null } },
     async handler({ params, services }) {
+      if (!(await services.devices.findForSsh({ uid: params.uid }))) throw new NotFound('device');
       await services.tunnelPresence.offline([params.uid]);
       services.tunnelHub.disconnect(params.uid);
       return {};

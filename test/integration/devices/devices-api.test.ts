@@ -1,0 +1,293 @@
+import { PaymentRequired } from '@gatehouse/core';
+import { expect } from 'chai';
+import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+
+type Platform = 'native' | 'docker';
+
+/**
+ * The devices API of SPEC.md section 7 driven through the agent's own registration call: lists, filters, paging,
+ * renames, statuses, acceptance rules, tags across the namespace, stats, containers and namespace isolation.
+ */
+describe('devices: the API', function () {
+  this.timeout(30_000);
+  let server: TestServer;
+  let me: LoginAnswer;
+  let other: LoginAnswer;
+  let refuseAccept: string | undefined;
+
+  const register = async (
+    tenant: string,
+    n: number,
+    opts: { hostname?: string; platform?: Platform; key?: string } = {},
+  ) => {
+    const res = await server.api('POST', '/api/devices/auth', {
+      body: {
+        info: {
+          id: 'debian',
+          pretty_name: 'Debian GNU/Linux 12',
+          version: '0.1.0',
+          arch: 'amd64',
+          platform: opts.platform ?? 'native',
+        },
+        sessions: [],
+        hostname: opts.hostname ?? `node-${n}`,
+        identity: { mac: `02:00:00:00:10:${String(n).padStart(2, '0')}` },
+        public_key: opts.key ?? `-----BEGIN PUBLIC KEY-----\nkey-${n}\n-----END PUBLIC KEY-----`,
+        tenant_id: tenant,
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body as { uid: string; token: string; name: string; namespace: string };
+  };
+  const api = (method: string, path: string, body?: unknown, token = me.token) =>
+    server.api(method, path, { token, body });
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+
+  before(async () => {
+    server = await startServer();
+    me = await server.setup();
+    const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });
+    expect(ns.status).to.equal(200);
+    const switched = await api('GET', `/api/auth/token/${ns.body.tenant_id}`);
+    expect(switched.status).to.equal(200);
+    other = switched.body;
+    server.kernel.hooks.on('device.beforeAccept', ({ uid }) => {
+      if (uid === refuseAccept) throw new PaymentRequired('billing says no');
+    });
+  });
+  after(async () => server?.stop());
+
+  it('registers agents: stable uid, name from hostname or MAC, 404 unknown tenant, 400 malformed', async () => {
+    const a = await register(me.tenant, 1, { hostname: 'Web.Example.org' });
+    expect(a.uid).to.match(/^[0-9a-f]{64}$/);
+    expect(a).to.include({ name: 'web', namespace: 'ada' });
+    expect((await register(me.tenant, 1, { hostname: 'Web.Example.org' })).uid).to.equal(a.uid);
+    expect((await register(me.tenant, 1, { key: 'another key' })).uid).not.to.equal(a.uid);
+    expect((await register(other.tenant, 1)).uid).not.to.equal(a.uid);
+    expect((await register(me.tenant, 2, { hostname: '' })).name).to.equal('02-00-00-00-10-02');
+
+    const alias = await server.api('POST', '/api/auth/device', {
+      body: {
+        info: { id: 'x', pretty_name: 'x', version: '1', arch: 'amd64', platform: 'native' },
+        sessions: [],
+        hostname: 'alias',
+        identity: { mac: 'aa' },
+        public_key: 'k',
+        tenant_id: me.tenant,
+      },
+    });
+    expect(alias.status).to.equal(200);
+
+    const unknown = await server.api('POST', '/api/devices/auth', {
+      body: {
+        info: { id: 'x', pretty_name: 'x', version: '1', arch: 'amd64', platform: 'native' },
+        sessions: [],
+        hostname: 'h',
+        identity: { mac: 'aa' },
+        public_key: 'k',
+        tenant_id: '00000000-0000-4000-8000-000000000000',
+      },
+    });
+    expect(unknown.status).to.equal(404);
+    const malformed = await server.api('POST', '/api/devices/auth', { raw: '{"info":', headers: {} });
+    expect(malformed.status).to.equal(400);
+    const missing = await server.api('POST', '/api/devices/auth', { body: { tenant_id: 'nope' } });
+    expect(missing.status).to.equal(400);
+    expect(missing.body).to.include.members(['info', 'public_key', 'tenant_id']);
+  });
+
+  it('lists with status, filter, paging and sorting, and the total in X-Total-Count', async () => {
+    const names = ['alpha', 'bravo', 'charlie', 'delta'];
+    const uids: string[] = [];
+    for (const [i, hostname] of names.entries())
+      uids.push((await register(me.tenant, 20 + i, { hostname })).uid);
+    for (const uid of uids) expect((await api('PATCH', `/api/devices/${uid}/accept`)).status).to.equal(200);
+
+    const all = await api('GET', '/api/devices');
+    expect(all.headers.get('x-total-count')).to.equal('4');
+    expect(all.body.every((d: { status: string }) => d.status === 'accepted')).to.equal(true);
+    const pending = await api('GET', '/api/devices?status=pending');
+    expect(pending.body.length).to.be.greaterThan(0);
+    expect(pending.body.every((d: { status: string }) => d.status === 'pending')).to.equal(true);
+
+    const page = await api('GET', '/api/devices?per_page=3&page=2&sort_by=name&order_by=asc');
+    expect(page.body.map((d: { name: string }) => d.name)).to.deep.equal(['delta']);
+    expect(page.headers.get('x-total-count')).to.equal('4');
+    const asc = await api('GET', '/api/devices?sort_by=name&order_by=asc');
+    expect(asc.body.map((d: { name: string }) => d.name)).to.deep.equal(names);
+
+    const filter = b64([{ type: 'property', params: { name: 'name', operator: 'contains', value: 'rav' } }]);
+    const filtered = await api('GET', `/api/devices?filter=${encodeURIComponent(filter)}`);
+    expect(filtered.body.map((d: { name: string }) => d.name)).to.deep.equal(['bravo']);
+
+    for (const bad of [
+      'not-base64-json',
+      b64({ not: 'a list' }),
+      b64([{ type: 'property', params: { name: 'nope', operator: 'eq', value: 1 } }]),
+      b64([{ type: 'property', params: { name: 'name', operator: 'gt', value: 1 } }]),
+      b64([{ type: 'property', params: { name: 'online', operator: 'bool', value: 'maybe' } }]),
+    ]) {
+      const res = await api('GET', `/api/devices?filter=${encodeURIComponent(bad)}`);
+      expect(res.status, bad).to.equal(400);
+    }
+    for (const q of ['page=0', 'per_page=101', 'status=gone', 'sort_by=secret', 'order_by=up']) {
+      expect((await api('GET', `/api/devices?${q}`)).status, q).to.equal(400);
+    }
+  });
+
+  it('renames and sets public_url, refusing a name another device has with 409', async () => {
+    const a = await register(me.tenant, 40, { hostname: 'rename-me' });
+    await register(me.tenant, 41, { hostname: 'taken' });
+    const renamed = await api('PUT', `/api/devices/${a.uid}`, { name: 'renamed', public_url: true });
+    expect(renamed.status).to.equal(200);
+    expect(renamed.body).to.include({ name: 'renamed', public_url: true });
+    const clash = await api('PUT', `/api/devices/${a.uid}`, { name: 'TAKEN' });
+    expect(clash.status).to.equal(409);
+    expect(clash.body).to.deep.equal(['name']);
+    for (const name of ['has space', 'dot.ted', '-dash', 'x'.repeat(64), '']) {
+      expect((await api('PUT', `/api/devices/${a.uid}`, { name })).status, name).to.equal(400);
+    }
+  });
+
+  it('accepts with a 409 on a name clash among accepted devices and a 402 from device.beforeAccept', async () => {
+    const a = await register(me.tenant, 50, { hostname: 'twin' });
+    const b = await register(me.tenant, 51, { hostname: 'twin' });
+    expect((await api('PATCH', `/api/devices/${a.uid}/accept`)).status).to.equal(200);
+    const clash = await api('PATCH', `/api/devices/${b.uid}/accept`);
+    expect(clash.status).to.equal(409);
+    expect(clash.body).to.deep.equal(['name']);
+    expect((await api('GET', `/api/devices/${b.uid}`)).body.status).to.equal('pending');
+
+    const c = await register(me.tenant, 52, { hostname: 'billed' });
+    refuseAccept = c.uid;
+    const refused = await api('PATCH', `/api/devices/${c.uid}/accept`);
+    expect(refused.status).to.equal(402);
+    expect(refused.body.message).to.equal('billing says no');
+    refuseAccept = undefined;
+    expect((await api('PATCH', `/api/devices/${c.uid}/accept`)).status).to.equal(200);
+  });
+
+  it('changes status through every path value and removes softly', async () => {
+    const d = await register(me.tenant, 60, { hostname: 'statuses' });
+    const path = `/api/devices/${d.uid}`;
+    for (const [value, status] of [
+      ['accept', 'accepted'],
+      ['reject', 'rejected'],
+      ['pending', 'pending'],
+      ['unused', 'unused'],
+    ]) {
+      const res = await api('PATCH', `${path}/${value}`);
+      expect(res.status, value).to.equal(200);
+      expect(res.body.status).to.equal(status);
+    }
+    expect((await api('PATCH', `${path}/removed`)).status).to.equal(400);
+    expect((await api('DELETE', path)).status).to.equal(200);
+    expect((await api('GET', path)).body.status).to.equal('removed');
+    const removed = await api('GET', '/api/devices?status=removed');
+    expect(removed.body.map((x: { uid: string }) => x.uid)).to.include(d.uid);
+  });
+
+  it('tags devices: 1 to 3 unique tags of 3 to 255 characters, 406 beyond 3', async () => {
+    const d = await register(me.tenant, 70, { hostname: 'tagged' });
+    const tags = `/api/devices/${d.uid}/tags`;
+    expect((await api('POST', tags, { tag: 'prod' })).status).to.equal(200);
+    expect((await api('POST', tags, { tag: 'prod' })).status).to.equal(409);
+    expect((await api('POST', tags, { tag: 'eu-west' })).status).to.equal(200);
+    expect((await api('POST', tags, { tag: 'web' })).status).to.equal(200);
+    expect((await api('POST', tags, { tag: 'fourth' })).status).to.equal(406);
+    expect((await api('GET', `/api/devices/${d.uid}`)).body.tags).to.deep.equal(['prod', 'eu-west', 'web']);
+
+    for (const tag of ['ab', 'x'.repeat(256), 'with/slash', 'with space', 42]) {
+      expect((await api('POST', tags, { tag })).status, String(tag)).to.equal(400);
+    }
+    expect((await api('PUT', tags, { tags: ['a1b', 'c2d', 'e3f', 'g4h'] })).status).to.equal(406);
+    expect((await api('PUT', tags, { tags: ['dup', 'dup'] })).status).to.equal(400);
+    expect((await api('PUT', tags, { tags: [] })).status).to.equal(400);
+    expect((await api('PUT', tags, {})).status).to.equal(400);
+    expect((await api('PUT', tags, { tags: ['prod', 'dbs'] })).status).to.equal(200);
+    expect((await api('DELETE', `${tags}/dbs`)).status).to.equal(200);
+    expect((await api('DELETE', `${tags}/dbs`)).status).to.equal(404);
+    expect((await api('GET', `/api/devices/${d.uid}`)).body.tags).to.deep.equal(['prod']);
+
+    const e = await register(me.tenant, 71, { hostname: 'tagged-too' });
+    await api('PUT', `/api/devices/${e.uid}/tags`, { tags: ['prod', 'staging'] });
+    expect((await api('GET', '/api/tags')).body).to.deep.equal(['prod', 'staging']);
+    const onlyProd = b64([
+      { type: 'property', params: { name: 'tags', operator: 'contains', value: 'staging' } },
+    ]);
+    const byTag = await api('GET', `/api/devices?status=pending&filter=${encodeURIComponent(onlyProd)}`);
+    expect(byTag.body.map((x: { uid: string }) => x.uid)).to.deep.equal([e.uid]);
+
+    expect((await api('PUT', '/api/tags/prod', { tag: 'staging' })).status).to.equal(409);
+    expect((await api('PUT', '/api/tags/nope', { tag: 'other' })).status).to.equal(404);
+    expect((await api('PUT', '/api/tags/prod', { tag: 'x' })).status).to.equal(400);
+    expect((await api('PUT', '/api/tags/prod', { tag: 'production' })).status).to.equal(200);
+    expect((await api('GET', '/api/tags')).body).to.deep.equal(['production', 'staging']);
+    expect((await api('GET', `/api/devices/${d.uid}`)).body.tags).to.deep.equal(['production']);
+    expect((await api('DELETE', '/api/tags/production')).status).to.equal(200);
+    expect((await api('DELETE', '/api/tags/production')).status).to.equal(404);
+    expect((await api('GET', '/api/tags')).body).to.deep.equal(['staging']);
+    expect((await api('GET', `/api/devices/${e.uid}`)).body.tags).to.deep.equal(['staging']);
+  });
+
+  it('keeps containers under /api/containers with the same calls', async () => {
+    const c = await register(me.tenant, 80, { hostname: 'box', platform: 'docker' });
+    expect((await api('GET', `/api/devices/${c.uid}`)).status).to.equal(404);
+    const pending = await api('GET', '/api/containers?status=pending');
+    expect(pending.body.map((x: { uid: string }) => x.uid)).to.deep.equal([c.uid]);
+    expect((await api('PATCH', `/api/containers/${c.uid}/accept`)).status).to.equal(200);
+    expect((await api('PUT', `/api/containers/${c.uid}`, { name: 'box-2' })).body.name).to.equal('box-2');
+    expect((await api('POST', `/api/containers/${c.uid}/tags`, { tag: 'docker' })).status).to.equal(200);
+    const listed = await api('GET', '/api/containers');
+    expect(listed.body[0]).to.include({ uid: c.uid, status: 'accepted', name: 'box-2' });
+    expect(listed.body[0].info.platform).to.equal('docker');
+    expect((await api('DELETE', `/api/containers/${c.uid}`)).status).to.equal(200);
+  });
+
+  it('counts stats across devices and containers', async () => {
+    const stats = await api('GET', '/api/stats');
+    expect(stats.status).to.equal(200);
+    const count = async (status: string) =>
+      Number((await api('GET', `/api/devices?status=${status}`)).headers.get('x-total-count')) +
+      Number((await api('GET', `/api/containers?status=${status}`)).headers.get('x-total-count'));
+    expect(stats.body).to.deep.equal({
+      registered_devices: await count('accepted'),
+      online_devices: 0,
+      pending_devices: await count('pending'),
+      rejected_devices: await count('rejected'),
+      active_sessions: 0,
+    });
+  });
+
+  it('never reaches a device of another namespace by id', async () => {
+    const mine = await register(me.tenant, 90, { hostname: 'private' });
+    const theirs = await register(other.tenant, 91, { hostname: 'theirs' });
+    for (const [method, path, body] of [
+      ['GET', `/api/devices/${mine.uid}`],
+      ['PUT', `/api/devices/${mine.uid}`, { name: 'stolen' }],
+      ['DELETE', `/api/devices/${mine.uid}`],
+      ['PATCH', `/api/devices/${mine.uid}/accept`],
+      ['PATCH', `/api/devices/${mine.uid}/reject`],
+      ['POST', `/api/devices/${mine.uid}/tags`, { tag: 'mine' }],
+      ['PUT', `/api/devices/${mine.uid}/tags`, { tags: ['mine'] }],
+      ['GET', `/api/devices/${mine.uid}/tunnels`],
+      ['POST', `/api/devices/${mine.uid}/tunnels`, { host: '127.0.0.1', port: 80, ttl: 60 }],
+    ] as [string, string, unknown?][]) {
+      const res = await api(method, path, body, other.token);
+      expect(res.status, `${method} ${path}`).to.equal(404);
+    }
+    const theirList = await api('GET', '/api/devices?status=pending', undefined, other.token);
+    const theirUids = theirList.body.map((x: { uid: string }) => x.uid);
+    expect(theirUids).to.include(theirs.uid);
+    expect(theirUids).not.to.include(mine.uid);
+    expect((await api('GET', `/api/devices/${mine.uid}`)).body.status).to.equal('pending');
+    expect((await api('GET', '/api/devices/not-a-uid')).status).to.equal(400);
+  });
+
+  it('refuses device tokens and anonymous callers on the user calls', async () => {
+    const d = await register(me.tenant, 95);
+    expect((await server.api('GET', '/api/devices')).status).to.equal(401);
+    expect((await server.api('GET', '/api/devices', { token: d.token })).status).to.equal(403);
+    expect((await server.api('GET', '/api/stats', { token: 'forged.jwt.token' })).status).to.equal(401);
+  });
+});

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { loadConfig } from '../../../core/config/load';
+import { openDatabase } from '../../../core/store/db';
+import { migrateLatest } from '../../../core/store/migrate';
+import * as devices from '../../../migrations/community/20261121002000_devices';
+import { dropDatabase, freshDatabase } from '../../support/server';
+
+/** The devices and tunnels migration: up with rows and its constraints, then down and up again. */
+describe('store migrations: devices and tunnels', () => {
+  let db: Knex;
+  let url: string | undefined;
+  const tenant = '00000000-0000-4000-8000-00000000d001';
+  const owner = 'd'.repeat(24);
+  const uid = (c: string) => c.repeat(64);
+
+  before(async () => {
+    url = await freshDatabase();
+    db = openDatabase(loadConfig({}, { database: { url, poolMax: 2 } }), { memory: !url });
+    await migrateLatest(db, ['core', 'community']);
+    await db('users').insert({
+      id: owner,
+      name: 'Dee',
+      username: 'dee',
+      email: 'dee@example.com',
+      password_hash: 'x',
+    });
+    await db('namespaces').insert({ tenant_id: tenant, name: 'dee', owner });
+  });
+  after(async () => {
+    await db?.destroy();
+    await dropDatabase(url);
+  });
+
+  const device = (c: string, extra: Record<string, unknown> = {}) => ({
+    uid: uid(c),
+    tenant_id: tenant,
+    name: `dev-${c}`,
+    identity: JSON.stringify({ mac: `02:00:00:00:00:0${c}` }),
+    info: JSON.stringify({
+      id: 'debian',
+      pretty_name: 'Debian',
+      version: '1',
+      arch: 'amd64',
+      platform: 'native',
+    }),
+    public_key: 'key',
+    ...extra,
+  });
+
+  it('holds devices with their defaults and constraints', async () => {
+    await db('devices').insert(device('a'));
+    const row = await db('devices')
+      .where({ uid: uid('a') })
+      .first();
+    expect(row).to.include({ status: 'pending', connected: false, public_url: false, platform: 'native' });
+    expect(row.tags).to.deep.equal([]);
+    expect(row.identity).to.deep.equal({ mac: '02:00:00:00:00:0a' });
+
+    const badStatus = await db('devices')
+      .insert(device('b', { status: 'lost' }))
+      .catch((e) => e);
+    expect(badStatus).to.include({ code: '23514' });
+
+    // Two accepted devices never share a name (case-insensitively); pending ones may.
+    await db('devices').insert(device('c', { name: 'Twin', status: 'accepted' }));
+    await db('devices').insert(device('d', { name: 'twin' }));
+    const clash = await db('devices')
+      .where({ uid: uid('d') })
+      .update({ status: 'accepted' })
+      .catch((e) => e);
+    expect(clash).to.include({ code: '23505', constraint: 'devices_accepted_name_key' });
+
+    await db('devices')
+      .where({ uid: uid('a') })
+      .update({ tags: db.raw(`'{prod,web}'::text[]`) });
+    const tagged = await db('devices')
+      .whereRaw('tags @> ?::text[]', [['web']])
+      .select('uid');
+    expect(tagged.map((r) => r.uid)).to.deep.equal([uid('a')]);
+  });
+
+  it('holds tunnels that go with their device and namespace', async () => {
+    await db('tunnels').insert({
+      address: 'f'.repeat(32),
+      tenant_id: tenant,
+      device_uid: uid('a'),
+      host: '127.0.0.1',
+      port: 8080,
+      ttl: '9223372036',
+      expires_at: db.raw(`now() + make_interval(secs => 9223372036)`),
+    });
+    const t = await db('tunnels').first();
+    expect(Number(t.ttl)).to.equal(9223372036);
+    await db('devices')
+      .where({ uid: uid('a') })
+      .delete();
+    expect(await db('tunnels')).to.deep.equal([]);
+  });
+
+  it('goes down and up again', async () => {
+    await devices.down(db);
+    expect(await db.schema.hasTable('devices')).to.equal(false);
+    expect(await db.schema.hasTable('tunnels')).to.equal(false);
+    await devices.up(db);
+    expect(await db.schema.hasTable('tunnels')).to.equal(true);
+    await db('devices').insert(device('e'));
+    await db('namespaces').where({ tenant_id: tenant }).delete();
+    expect(await db('devices')).to.deep.equal([]);
+  });
+});
