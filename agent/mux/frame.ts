@@ -36,7 +36,7 @@ export const MAX_DATA_PAYLOAD = 64 * 1024;
 /** Largest payload of any other frame (open headers, reset reasons). */
 export const MAX_CONTROL_PAYLOAD = 4096;
 /** Bytes a side may send on a new stream before the first window update. */
-export const INITIAL_WINDOW = 256 * 1024;
+export const INITIAL_WINDOW = 1024 * 1024;
 /** A window may never grow past this; a peer that pushes it further is broken. */
 export const MAX_WINDOW = 16 * 1024 * 1024;
 

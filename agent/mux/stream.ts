@@ -97,7 +97,7 @@ export class MuxStream extends Duplex {
     }
     // Grant credit in large steps: one window frame per half window keeps the
     // control traffic small while the sender never stalls on a fast reader.
-    if (this.unacknowledged >= INITIAL_WINDOW / 2 && !this.remoteFinSeen && !this.destroyed) {
+    if (this.unacknowledged >= INITIAL_WINDOW / 4 && !this.remoteFinSeen && !this.destroyed) {
       this.receiveAllowance += this.unacknowledged;
       this.carrier.sendWindow(this.streamId, this.unacknowledged);
       this.unacknowledged = 0;
