@@ -24,10 +24,21 @@ export interface InstanceKeys {
   secret: Buffer;
 }
 
+/**
+ * An Ed25519 key in OpenSSH format. ssh2's generator drops a leading zero byte of the public key about once in 256
+ * keys and then cannot parse its own output, so generate until the key parses.
+ */
+function opensshEd25519(): string {
+  for (;;) {
+    const key = ssh2.utils.generateKeyPairSync('ed25519').private;
+    if (!(ssh2.utils.parseKey(key) instanceof Error)) return key;
+  }
+}
+
 const generators: Record<string, () => string> = {
   jwt: () => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-  'ssh-host': () => ssh2.utils.generateKeyPairSync('ed25519').private,
-  gateway: () => ssh2.utils.generateKeyPairSync('ed25519').private,
+  'ssh-host': opensshEd25519,
+  gateway: opensshEd25519,
   secret: () => randomBytes(32).toString('base64'),
 };
 

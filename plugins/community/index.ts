@@ -2,6 +2,7 @@ import { definePlugin, Unauthorized } from '@gatehouse/core';
 import { asClass } from 'awilix';
 import { resolveApiKey } from './apikeys/service';
 import { registerDevices } from './devices/feature';
+import { registerGateway } from './gateway/feature';
 import { infoRoutes } from './info/routes';
 import { NamespaceService } from './namespaces/service';
 import { setupRoutes } from './setup/routes';
@@ -31,6 +32,7 @@ export default definePlugin({
       ...accountServices,
     });
     ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes]);
+    registerGateway(ctx);
     registerDevices(ctx);
     ctx.resolvers({
       apiKey: (key) => resolveApiKey(ctx.resolve('db'), key),

@@ -1,0 +1,117 @@
+import type { Duplex } from 'node:stream';
+import { type Logger, parseSshId, type SshTarget } from '@gatehouse/core';
+import type { FirewallService } from '../firewall/service';
+import type { NamespaceService } from '../namespaces/service';
+import type { SessionService } from '../sessions/service';
+import { SessionJournal } from './journal';
+
+/** What the gateway needs to know of a device (the devices feature's view has these fields). */
+export interface SshDevice {
+  uid: string;
+  name: string;
+  tenant_id: string;
+  namespace: string;
+  status: string;
+  online: boolean;
+  tags: string[];
+}
+
+/** The devices feature, as the gateway uses it. */
+export interface DeviceFinder {
+  findForSsh(target: SshTarget): Promise<SshDevice | undefined>;
+}
+
+/** The tunnel hub, as the gateway uses it. */
+export interface TunnelOpener {
+  open(uid: string, header: { kind: 'ssh' }): Promise<Duplex>;
+  isOnline?(uid: string): boolean;
+}
+
+export type Admission =
+  | { ok: false; message: string; journal?: SessionJournal }
+  | {
+      ok: true;
+      user: string;
+      device: SshDevice;
+      journal: SessionJournal;
+      record: boolean;
+      announcement: string;
+    };
+
+export interface AdmissionDeps {
+  devices(): DeviceFinder;
+  tunnels(): TunnelOpener;
+  namespaces: NamespaceService;
+  firewall: FirewallService;
+  sessions: SessionService;
+  log: Logger;
+}
+
+const usage =
+  'sign in as <device-user>@<namespace>.<device>@<gateway> or <device-user>@<device-uid>@<gateway>';
+
+/**
+ * Decides whether a connection may go on to sign-in, before any credential is relayed (DESIGN.md section 7):
+ * the target parses, names an existing namespace and device, the device is accepted and online, and the
+ * namespace's firewall lets this source, user and device through. Every attempt that reaches a device is a
+ * session row; the answer carries a message for the user when the connection cannot go on.
+ */
+export async function admit(
+  deps: AdmissionDeps,
+  raw: string,
+  attempt: { ip: string; type: 'web' | 'term' },
+): Promise<Admission> {
+  const target = parseSshId(raw);
+  if (!target) return { ok: false, message: `gatehouse: "${raw}" is not a device address; ${usage}` };
+  if ('namespace' in target && !(await deps.namespaces.byName(target.namespace))) {
+    return { ok: false, message: `gatehouse: namespace "${target.namespace}" not found` };
+  }
+  const device = await deps.devices().findForSsh(target);
+  if (!device) {
+    return {
+      ok: false,
+      message:
+        'namespace' in target
+          ? `gatehouse: device "${target.device}" not found in namespace "${target.namespace}"`
+          : `gatehouse: no device with uid ${target.uid}`,
+    };
+  }
+  const ns = await deps.namespaces.byTenant(device.tenant_id);
+  const record = ns?.settings.session_record ?? false;
+  const uid = await deps.sessions.open({
+    tenantId: device.tenant_id,
+    deviceUid: device.uid,
+    username: target.user,
+    ip: attempt.ip,
+    type: attempt.type,
+    recorded: false,
+  });
+  const journal = new SessionJournal(deps.sessions, device.tenant_id, uid, deps.log);
+  const refuse = (reason: string, message: string): Admission => {
+    journal.event('refused', 0, { reason });
+    void journal.end();
+    return { ok: false, message: `gatehouse: ${message}`, journal };
+  };
+  const label = `${device.namespace}.${device.name}`;
+  if (device.status === 'pending') return refuse('pending', `device ${label} is waiting to be accepted`);
+  if (device.status !== 'accepted') return refuse(device.status, `device ${label} is ${device.status}`);
+  const hub = deps.tunnels();
+  const online = hub.isOnline ? hub.isOnline(device.uid) : device.online;
+  if (!online) return refuse('offline', `device ${label} is offline`);
+  const verdict = await deps.firewall.check(device.tenant_id, {
+    ip: attempt.ip,
+    username: target.user,
+    device: { name: device.name, tags: device.tags },
+  });
+  if (verdict.action === 'deny') {
+    return refuse('firewall', `a firewall rule of namespace ${device.namespace} denies this connection`);
+  }
+  return {
+    ok: true,
+    user: target.user,
+    device,
+    journal,
+    record,
+    announcement: ns?.settings.connection_announcement ?? '',
+  };
+}

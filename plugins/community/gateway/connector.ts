@@ -1,0 +1,258 @@
+import type { Config, GatewayConnector, Kernel, Logger } from '@gatehouse/core';
+import ssh2, { type AuthContext, type Connection } from 'ssh2';
+import type { FirewallService } from '../firewall/service';
+import type { NamespaceService } from '../namespaces/service';
+import type { SessionService } from '../sessions/service';
+import { md5Fingerprint } from '../sshkeys/fingerprint';
+import type { GatewaySigner } from '../sshkeys/gateway-signer';
+import type { PublicKeyService } from '../sshkeys/service';
+import { type Admission, type AdmissionDeps, admit, type DeviceFinder, type TunnelOpener } from './admission';
+import { UserAgentRelay } from './agent-forwarding';
+import { sendBanner } from './banner';
+import { bridgeSession } from './bridge';
+import type { LiveSessions } from './live';
+import { connectUpstream, type UpstreamAuth, UpstreamRefused } from './upstream';
+
+const METHODS: Array<'publickey' | 'password'> = ['publickey', 'password'];
+/** How long signing in to the agent through the tunnel may take. */
+const UPSTREAM_TIMEOUT_MS = 20_000;
+
+type Admitted = Extract<Admission, { ok: true }>;
+
+/**
+ * The gateway's connector (DESIGN.md section 7): admits each connection (target, device state, firewall), signs
+ * in to the device's agent with the user's password or, for a public key the namespace allows, with the gateway
+ * key, then bridges every channel. Registered as `gatewayConnector`; core's listener hands it each connection.
+ */
+export class GatewayService implements GatewayConnector {
+  readonly deps: AdmissionDeps;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly publicKeys: PublicKeyService;
+  readonly signer: GatewaySigner;
+  readonly live: LiveSessions;
+
+  constructor(deps: {
+    kernel: Kernel;
+    config: Config;
+    log: Logger;
+    namespaces: NamespaceService;
+    firewall: FirewallService;
+    sessions: SessionService;
+    publicKeys: PublicKeyService;
+    gatewaySigner: GatewaySigner;
+    liveSessions: LiveSessions;
+  }) {
+    const container = deps.kernel.container;
+    this.config = deps.config;
+    this.log = deps.log.child({ part: 'gateway' });
+    this.publicKeys = deps.publicKeys;
+    this.signer = deps.gatewaySigner;
+    this.live = deps.liveSessions;
+    this.deps = {
+      // The devices feature and the tunnel hub are resolved when a connection needs them, not at construction.
+      devices: () => container.resolve('devices' as never) as DeviceFinder,
+      tunnels: () => container.resolve('tunnelHub' as never) as TunnelOpener,
+      namespaces: deps.namespaces,
+      firewall: deps.firewall,
+      sessions: deps.sessions,
+      log: this.log,
+    };
+  }
+
+  handle(conn: Connection, info: { ip: string; port: number }): void {
+    new GatewayConnection(this, conn, info.ip.replace(/^::ffff:/, ''));
+  }
+
+  /** Opens a tunnel stream to the device and signs in to its agent. */
+  async upstream(a: Admitted, auth: UpstreamAuth, agent?: ssh2.BaseAgent): Promise<ssh2.Client> {
+    const stream = await this.deps.tunnels().open(a.device.uid, { kind: 'ssh' });
+    return connectUpstream(stream, { username: a.user, auth, agent, timeoutMs: UPSTREAM_TIMEOUT_MS });
+  }
+}
+
+/** One user connection through the gateway, from the first sign-in attempt to the close. */
+class GatewayConnection {
+  private admission: Promise<Admission> | undefined;
+  private username: string | undefined;
+  private upstream: ssh2.Client | undefined;
+  private refused = false;
+  private seats = 0;
+  private lastActivity = Date.now();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly relay: UserAgentRelay;
+
+  constructor(
+    private readonly gw: GatewayService,
+    private readonly conn: Connection,
+    private readonly ip: string,
+  ) {
+    this.relay = new UserAgentRelay(conn);
+    conn.on('authentication', (ctx) => {
+      this.authenticate(ctx).catch((err: unknown) => {
+        gw.log.error({ err, ip }, 'gateway sign-in failed');
+        this.refuse(ctx, 'gatehouse: the gateway could not complete the sign-in; try again');
+      });
+    });
+    conn.once('ready', () => {
+      void this.ready();
+    });
+    conn.once('close', () => this.closed());
+  }
+
+  private refuse(ctx: AuthContext, message: string): void {
+    if (!this.refused) {
+      this.refused = true;
+      sendBanner(this.conn, message);
+    }
+    ctx.reject([]);
+    // Give the client a moment to print the banner and the refusal before the socket closes.
+    setTimeout(() => this.conn.end(), 200).unref();
+  }
+
+  private async authenticate(ctx: AuthContext): Promise<void> {
+    if (this.username !== undefined && this.username !== ctx.username) {
+      return this.refuse(ctx, 'gatehouse: the user name may not change between sign-in attempts');
+    }
+    this.username = ctx.username;
+    this.admission ??= admit(this.gw.deps, ctx.username, { ip: this.ip, type: 'term' });
+    const a = await this.admission;
+    if (!a.ok) return this.refuse(ctx, a.message);
+    if (this.upstream) return ctx.reject(METHODS);
+
+    if (ctx.method === 'password') {
+      return this.signIn(ctx, a, { password: ctx.password }, 'password');
+    }
+    if (ctx.method === 'publickey') {
+      const fingerprint = md5Fingerprint(ctx.key.data);
+      const allowed = await this.gw.publicKeys.allows(a.device.tenant_id, fingerprint, a.user, {
+        name: a.device.name,
+        tags: a.device.tags,
+      });
+      if (!allowed) return ctx.reject(METHODS);
+      // Without a signature the client only asks whether the key would do (RFC 4252 section 7).
+      if (!ctx.signature || !ctx.blob) return ctx.accept();
+      const parsed = ssh2.utils.parseKey(ctx.key.data);
+      const key = Array.isArray(parsed) ? parsed[0] : parsed;
+      if (!key || key instanceof Error || key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) {
+        a.journal.event('auth-failed', 0, { method: 'publickey', fingerprint });
+        return ctx.reject(METHODS);
+      }
+      return this.signIn(ctx, a, { privateKey: this.gw.signer.privateKey }, 'publickey', fingerprint);
+    }
+    ctx.reject(METHODS);
+  }
+
+  private async signIn(
+    ctx: AuthContext,
+    a: Admitted,
+    auth: UpstreamAuth,
+    method: string,
+    fingerprint?: string,
+  ): Promise<void> {
+    try {
+      this.upstream = await this.gw.upstream(a, auth, this.relay);
+    } catch (err) {
+      if (err instanceof UpstreamRefused) {
+        a.journal.event('auth-failed', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
+        return ctx.reject(METHODS);
+      }
+      this.gw.log.warn({ err: (err as Error).message, device: a.device.uid }, 'device unreachable');
+      a.journal.event('refused', 0, { reason: 'unreachable' });
+      return this.refuse(
+        ctx,
+        `gatehouse: device ${a.device.namespace}.${a.device.name} is not reachable now`,
+      );
+    }
+    a.journal.event('authenticated', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
+    a.journal.update({ authenticated: true });
+    ctx.accept();
+  }
+
+  private async ready(): Promise<void> {
+    const a = this.admission ? await this.admission : undefined;
+    const upstream = this.upstream;
+    if (!a?.ok || !upstream) {
+      this.conn.end();
+      return;
+    }
+    const { conn } = this;
+    this.gw.live.add(a.journal.uid, () => {
+      upstream.end();
+      conn.end();
+    });
+    upstream.on('close', () => conn.end());
+    const touch = () => {
+      this.lastActivity = Date.now();
+    };
+    this.startIdleTimer();
+
+    conn.on('session', (accept) => {
+      bridgeSession(accept(), {
+        upstream,
+        seat: this.seats++,
+        journal: a.journal,
+        record: a.record,
+        announcement: a.announcement,
+        agentRelay: true,
+        touch,
+      });
+    });
+    // ssh -L and -D: direct-tcpip channels go to the same destination as seen from the device.
+    conn.on('tcpip', (accept, reject, info) => {
+      a.journal.event('direct-tcpip', 0, { host: info.destIP, port: info.destPort });
+      upstream.forwardOut(info.srcIP, info.srcPort, info.destIP, info.destPort, (err, up) => {
+        if (err) return reject();
+        const down = accept();
+        up.pipe(down).pipe(up);
+        up.on('data', touch);
+        down.on('data', touch);
+        up.on('close', () => down.close());
+        down.on('close', () => up.close());
+      });
+    });
+    // ssh -R: asked of the device's agent; when it refuses, OpenSSH tells the user the forwarding failed.
+    conn.on('request', (accept, reject, name, info) => {
+      if (name === 'tcpip-forward') {
+        upstream.forwardIn(info.bindAddr, info.bindPort, (err, port) => {
+          if (err) return reject?.();
+          a.journal.event('tcpip-forward', 0, { address: info.bindAddr, port: port || info.bindPort });
+          accept?.(port || info.bindPort);
+        });
+      } else if (name === 'cancel-tcpip-forward') {
+        upstream.unforwardIn(info.bindAddr, info.bindPort, (err) => (err ? reject?.() : accept?.()));
+      } else reject?.();
+    });
+    upstream.on('tcp connection', (info, accept, reject) => {
+      conn.forwardOut(info.destIP, info.destPort, info.srcIP, info.srcPort, (err, down) => {
+        if (err) return reject();
+        const up = accept();
+        up.pipe(down).pipe(up);
+        up.on('close', () => down.close());
+        down.on('close', () => up.close());
+      });
+    });
+  }
+
+  private startIdleTimer(): void {
+    const idle = this.gw.config.ssh.idleTimeout;
+    if (!idle) return;
+    this.idleTimer = setInterval(
+      () => {
+        if (Date.now() - this.lastActivity >= idle * 1000) this.conn.end();
+      },
+      Math.min(idle * 1000, 30_000),
+    );
+    this.idleTimer.unref();
+  }
+
+  private closed(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.upstream?.end();
+    void this.admission?.then((a) => {
+      if (!a.ok) return;
+      this.gw.live.delete(a.journal.uid);
+      return a.journal.end();
+    });
+  }
+}

@@ -1,0 +1,184 @@
+import { defineRoute, Forbidden, NotFound, pageQuery } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import { toAsciicast } from './asciicast';
+import { recordBody, recordEntrySchema, seatParams, sessionSchema, uidParams } from './schemas';
+
+const tags = ['sessions'];
+
+/** Sessions and their recordings (SPEC.md section 7, "Sessions"). */
+export const sessionRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: 'List the namespace sessions, newest first',
+    tags,
+    schema: {
+      query: T.Object(pageQuery, { additionalProperties: true }),
+      response: { 200: T.Array(sessionSchema) },
+      headers: { 'X-Total-Count': 'Number of sessions in the namespace.' },
+    },
+    async handler({ query, services, tenantId, ctx }) {
+      const { items, total } = await services.sessions.list(tenantId(), query);
+      ctx.set('X-Total-Count', String(total));
+      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
+      return items;
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/:uid',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: 'Get a session with its events',
+    tags,
+    schema: { params: uidParams, response: { 200: sessionSchema } },
+    async handler({ params, services, tenantId }) {
+      return services.sessions.get(tenantId(), params.uid);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/:uid',
+    auth: ['user', 'apiKey', 'device'],
+    role: 'operator',
+    summary: 'Set whether a session signed in',
+    tags,
+    schema: {
+      params: uidParams,
+      body: T.Object({ authenticated: T.Boolean() }),
+      response: { 200: sessionSchema },
+    },
+    async handler({ params, body, services, tenantId }) {
+      const tenant = tenantId();
+      await services.sessions.get(tenant, params.uid);
+      await services.sessions.update(tenant, params.uid, { authenticated: body.authenticated });
+      return services.sessions.get(tenant, params.uid);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/:uid/close',
+    auth: ['user', 'apiKey'],
+    role: 'operator',
+    summary: 'Close a session: ends it on the gateway and the device',
+    tags,
+    schema: {
+      params: uidParams,
+      body: T.Object({ device: T.Optional(T.String({ description: 'The uid of the session device.' })) }),
+      response: { 200: T.Object({}) },
+    },
+    async handler({ params, body, services, tenantId }) {
+      const tenant = tenantId();
+      const session = await services.sessions.get(tenant, params.uid);
+      if (body.device !== undefined && body.device !== session.device_uid) throw new NotFound('session');
+      await services.sessions.close(tenant, params.uid);
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sessions/:uid/records/:seat',
+    auth: ['user', 'apiKey', 'device'],
+    role: 'operator',
+    summary: 'Add terminal output to the recording of a seat',
+    description: '422 when session recording is off in the namespace.',
+    tags,
+    schema: { params: seatParams, body: recordBody, response: { 200: T.Object({}) } },
+    async handler({ params, body, services, tenantId }) {
+      const tenant = tenantId();
+      if (body.uid !== params.uid || body.seat !== params.seat)
+        throw new Forbidden('uid and seat differ from the path');
+      const ns = await services.namespaces.byTenant(tenant);
+      await services.sessions.record(
+        tenant,
+        params.uid,
+        { seat: params.seat, message: body.message, width: body.width, height: body.height },
+        ns?.settings.session_record ?? false,
+      );
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/sessions/:uid/records/:seat',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: 'Get the recording of a seat',
+    description:
+      'JSON entries by default; with `format=asciicast` (or `Accept: application/x-asciicast`) an asciicast v2 ' +
+      'file that asciinema plays.',
+    tags,
+    schema: {
+      params: seatParams,
+      query: T.Object(
+        { format: T.Optional(T.Union([T.Literal('json'), T.Literal('asciicast')])) },
+        { additionalProperties: true },
+      ),
+      response: { 200: T.Array(recordEntrySchema) },
+    },
+    async handler({ params, query, services, tenantId, ctx }) {
+      const tenant = tenantId();
+      const entries = await services.sessions.records(tenant, params.uid, params.seat);
+      const wantsCast =
+        query.format === 'asciicast' ||
+        (query.format === undefined &&
+          ctx.accepts('json', 'application/x-asciicast') === 'application/x-asciicast');
+      if (!wantsCast) return entries;
+      const session = await services.sessions.get(tenant, params.uid);
+      ctx.type = 'application/x-asciicast';
+      ctx.set('Content-Disposition', `attachment; filename="${params.uid.slice(0, 12)}-${params.seat}.cast"`);
+      ctx.body = toAsciicast(entries, {
+        term: session.term,
+        title: `${session.username} ${session.device_uid.slice(0, 8)}`,
+      });
+      return undefined;
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/sessions/:uid/records/:seat',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Delete the recording of a seat',
+    tags,
+    schema: { params: seatParams, response: { 200: T.Object({}) } },
+    async handler({ params, services, tenantId }) {
+      await services.sessions.deleteRecords(tenantId(), params.uid, params.seat);
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/users/security',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: 'Whether the namespace records sessions',
+    tags,
+    schema: { response: { 200: T.Boolean() } },
+    async handler({ services, tenantId }) {
+      const ns = await services.namespaces.byTenant(tenantId());
+      if (!ns) throw new NotFound('namespace');
+      return ns.settings.session_record;
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/users/security/:tenant',
+    auth: ['user'],
+    role: 'administrator',
+    summary: 'Turn session recording on or off for the namespace',
+    tags,
+    schema: {
+      params: T.Object({ tenant: T.String({ format: 'uuid' }) }),
+      body: T.Object({ session_record: T.Boolean() }),
+      response: { 200: T.Boolean() },
+    },
+    async handler({ params, body, services, tenantId }) {
+      if (params.tenant !== tenantId()) throw new Forbidden('switch to that namespace first');
+      await services.sessions.setRecording(params.tenant, body.session_record);
+      return body.session_record;
+    },
+  }),
+];

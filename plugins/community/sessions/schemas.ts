@@ -1,0 +1,56 @@
+import { Type as T } from '@sinclair/typebox';
+
+export const sessionUidSchema = T.String({ pattern: '^[0-9a-f]{64}$', description: 'Session uid, 64 hex.' });
+
+export const sessionEventSchema = T.Object({
+  type: T.String({ description: 'The SSH request or channel, e.g. pty-req, shell, exec, window-change.' }),
+  timestamp: T.String({ format: 'date-time' }),
+  data: T.Optional(T.Unknown()),
+  seat: T.Integer(),
+});
+
+export const sessionSchema = T.Object({
+  uid: sessionUidSchema,
+  device_uid: T.String(),
+  device: T.Optional(T.Unknown({ description: 'The device, when it still exists.' })),
+  tenant_id: T.String({ format: 'uuid' }),
+  username: T.String(),
+  ip_address: T.String(),
+  started_at: T.String({ format: 'date-time' }),
+  last_seen: T.String({ format: 'date-time' }),
+  active: T.Boolean(),
+  authenticated: T.Boolean(),
+  recorded: T.Boolean(),
+  type: T.Union([T.Literal('web'), T.Literal('term')]),
+  term: T.String(),
+  position: T.Object({ latitude: T.Number(), longitude: T.Number() }),
+  events: T.Object({
+    types: T.Array(T.String()),
+    seats: T.Array(T.Integer()),
+    items: T.Array(sessionEventSchema),
+  }),
+});
+
+export const recordEntrySchema = T.Object({
+  uid: sessionUidSchema,
+  seat: T.Integer({ minimum: 0 }),
+  message: T.String(),
+  tenant_id: T.String({ format: 'uuid' }),
+  time: T.String({ format: 'date-time' }),
+  width: T.Integer({ minimum: 0 }),
+  height: T.Integer({ minimum: 0 }),
+});
+
+export const uidParams = T.Object({ uid: sessionUidSchema });
+export const seatParams = T.Object({
+  uid: sessionUidSchema,
+  seat: T.Integer({ minimum: 0, maximum: 1_000_000 }),
+});
+
+export const recordBody = T.Object({
+  uid: sessionUidSchema,
+  seat: T.Integer({ minimum: 0, maximum: 1_000_000 }),
+  message: T.String({ maxLength: 1_048_576 }),
+  width: T.Integer({ minimum: 0, maximum: 10_000 }),
+  height: T.Integer({ minimum: 0, maximum: 10_000 }),
+});

@@ -1,0 +1,313 @@
+import { randomBytes } from 'node:crypto';
+import { NotFound, TenantStore, Unprocessable } from '@gatehouse/core';
+import type { Knex } from 'knex';
+
+interface SessionRow {
+  uid: string;
+  tenant_id: string;
+  device_uid: string;
+  username: string;
+  ip_address: string;
+  started_at: Date;
+  last_seen: Date;
+  closed_at: Date | null;
+  authenticated: boolean;
+  recorded: boolean;
+  type: 'web' | 'term';
+  term: string;
+  position: { latitude: number; longitude: number };
+}
+
+interface EventRow {
+  session_uid: string;
+  type: string;
+  timestamp: Date;
+  data: unknown;
+  seat: number;
+}
+
+interface RecordRow {
+  session_uid: string;
+  tenant_id: string;
+  seat: number;
+  message: string;
+  time: Date;
+  width: number;
+  height: number;
+}
+
+export interface SessionEvent {
+  type: string;
+  timestamp: string;
+  data?: unknown;
+  seat: number;
+}
+
+export interface Session {
+  uid: string;
+  device_uid: string;
+  tenant_id: string;
+  username: string;
+  ip_address: string;
+  started_at: string;
+  last_seen: string;
+  active: boolean;
+  authenticated: boolean;
+  recorded: boolean;
+  type: 'web' | 'term';
+  term: string;
+  position: { latitude: number; longitude: number };
+  events: { types: string[]; seats: number[]; items: SessionEvent[] };
+}
+
+export interface RecordEntry {
+  uid: string;
+  seat: number;
+  message: string;
+  tenant_id: string;
+  time: string;
+  width: number;
+  height: number;
+}
+
+/** One entry to keep: output (or a size change, with an empty message) of one seat at one instant. */
+export interface NewRecord {
+  seat: number;
+  message: string;
+  time: Date;
+  width: number;
+  height: number;
+}
+
+/** A session as the gateway opens it, before sign-in. */
+export interface NewSession {
+  tenantId: string;
+  deviceUid: string;
+  username: string;
+  ip: string;
+  type: 'web' | 'term';
+  recorded: boolean;
+}
+
+/** Ends live sessions on this instance (the gateway fills it in); answers whether it knew the session. */
+export interface LiveSessionCloser {
+  close(uid: string): boolean;
+}
+
+function present(row: SessionRow, events: EventRow[]): Session {
+  const items = events.map((e) => ({
+    type: e.type,
+    timestamp: new Date(e.timestamp).toISOString(),
+    ...(e.data === null || e.data === undefined ? {} : { data: e.data }),
+    seat: e.seat,
+  }));
+  return {
+    uid: row.uid,
+    device_uid: row.device_uid,
+    tenant_id: row.tenant_id,
+    username: row.username,
+    ip_address: row.ip_address,
+    started_at: new Date(row.started_at).toISOString(),
+    last_seen: new Date(row.last_seen).toISOString(),
+    active: row.closed_at === null,
+    authenticated: row.authenticated,
+    recorded: row.recorded,
+    type: row.type,
+    term: row.term,
+    position: row.position,
+    events: {
+      types: [...new Set(items.map((i) => i.type))],
+      seats: [...new Set(items.map((i) => i.seat))].sort((a, b) => a - b),
+      items,
+    },
+  };
+}
+
+/**
+ * Sessions: every gateway connection attempt is a row with its events (SPEC.md section 3), and with recording on,
+ * the terminal output of each seat (a seat is one session channel of the connection).
+ */
+export class SessionService {
+  private readonly db: Knex;
+  private readonly live: LiveSessionCloser;
+
+  constructor(deps: { db: Knex; liveSessions: LiveSessionCloser }) {
+    this.db = deps.db;
+    this.live = deps.liveSessions;
+  }
+
+  private store(tenantId: string): TenantStore {
+    return new TenantStore(this.db, tenantId);
+  }
+
+  // ---- what the gateway writes -------------------------------------------------------------------------------
+
+  async open(s: NewSession): Promise<string> {
+    const uid = randomBytes(32).toString('hex');
+    await this.store(s.tenantId).insert('sessions', {
+      uid,
+      device_uid: s.deviceUid,
+      username: s.username,
+      ip_address: s.ip,
+      type: s.type,
+      recorded: s.recorded,
+    });
+    return uid;
+  }
+
+  async update(
+    tenantId: string,
+    uid: string,
+    changes: { authenticated?: boolean; term?: string; recorded?: boolean },
+  ): Promise<void> {
+    await this.store(tenantId)
+      .table('sessions')
+      .where({ uid })
+      .update({ ...changes, last_seen: new Date() });
+  }
+
+  async addEvents(tenantId: string, uid: string, events: Omit<SessionEvent, 'timestamp'>[]): Promise<void> {
+    if (!events.length) return;
+    // Events belong to the session: check it is this tenant's before writing under it.
+    const own = await this.store(tenantId).table('sessions').where({ uid }).first('uid');
+    if (!own) throw new NotFound('session');
+    await this.db('session_events').insert(
+      events.map((e) => ({
+        session_uid: uid,
+        type: e.type,
+        data: e.data === undefined ? null : JSON.stringify(e.data),
+        seat: e.seat,
+      })),
+    );
+  }
+
+  async addRecords(tenantId: string, uid: string, records: NewRecord[]): Promise<void> {
+    if (!records.length) return;
+    await this.store(tenantId).insert(
+      'session_records',
+      records.map((r) => ({ session_uid: uid, ...r })),
+    );
+  }
+
+  /** Marks live sessions as still alive (the gateway calls this periodically). */
+  async touch(uids: string[]): Promise<void> {
+    if (uids.length) await this.db('sessions').whereIn('uid', uids).update({ last_seen: new Date() });
+  }
+
+  async markClosed(tenantId: string, uid: string): Promise<void> {
+    await this.store(tenantId)
+      .table('sessions')
+      .where({ uid })
+      .whereNull('closed_at')
+      .update({ closed_at: new Date(), last_seen: new Date() });
+  }
+
+  /** Sessions whose gateway stopped vouching for them (a crashed instance) are closed after `seconds`. */
+  async closeStale(seconds: number): Promise<number> {
+    return this.db('sessions')
+      .whereNull('closed_at')
+      .where('last_seen', '<', new Date(Date.now() - seconds * 1000))
+      .update({ closed_at: this.db.fn.now() });
+  }
+
+  // ---- what the API reads -----------------------------------------------------------------------------------
+
+  async list(
+    tenantId: string,
+    page: { page: number; per_page: number },
+  ): Promise<{ items: Session[]; total: number }> {
+    const q = this.store(tenantId).table<SessionRow>('sessions');
+    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
+    const rows = (await q
+      .orderBy('started_at', 'desc')
+      .limit(page.per_page)
+      .offset((page.page - 1) * page.per_page)) as SessionRow[];
+    const events = rows.length
+      ? ((await this.db<EventRow>('session_events')
+          .whereIn(
+            'session_uid',
+            rows.map((r) => r.uid),
+          )
+          .orderBy('id')) as EventRow[])
+      : [];
+    return {
+      items: rows.map((r) =>
+        present(
+          r,
+          events.filter((e) => e.session_uid === r.uid),
+        ),
+      ),
+      total: Number(count),
+    };
+  }
+
+  private async row(tenantId: string, uid: string): Promise<SessionRow> {
+    const row = (await this.store(tenantId).table<SessionRow>('sessions').where({ uid }).first()) as
+      | SessionRow
+      | undefined;
+    if (!row) throw new NotFound('session');
+    return row;
+  }
+
+  async get(tenantId: string, uid: string): Promise<Session> {
+    const row = await this.row(tenantId, uid);
+    const events = (await this.db<EventRow>('session_events')
+      .where({ session_uid: uid })
+      .orderBy('id')) as EventRow[];
+    return present(row, events);
+  }
+
+  /** Ends a live session: the gateway holding it disconnects the user and the device side. */
+  async close(tenantId: string, uid: string): Promise<void> {
+    const row = await this.row(tenantId, uid);
+    this.live.close(row.uid);
+    await this.markClosed(tenantId, uid);
+  }
+
+  async record(
+    tenantId: string,
+    uid: string,
+    entry: Omit<NewRecord, 'time'>,
+    recording: boolean,
+  ): Promise<void> {
+    const row = await this.row(tenantId, uid);
+    if (!recording) throw new Unprocessable('session recording is off in this namespace');
+    await this.addRecords(tenantId, row.uid, [{ ...entry, time: new Date() }]);
+    if (!row.recorded) await this.update(tenantId, uid, { recorded: true });
+  }
+
+  async records(tenantId: string, uid: string, seat: number): Promise<RecordEntry[]> {
+    await this.row(tenantId, uid);
+    const rows = (await this.store(tenantId)
+      .table<RecordRow>('session_records')
+      .where({ session_uid: uid, seat })
+      .orderBy('id')) as RecordRow[];
+    return rows.map((r) => ({
+      uid: r.session_uid,
+      seat: r.seat,
+      message: r.message,
+      tenant_id: r.tenant_id,
+      time: new Date(r.time).toISOString(),
+      width: r.width,
+      height: r.height,
+    }));
+  }
+
+  /**
+   * The namespace's `session_record` setting. The namespaces table is not this feature's, but this one call of
+   * SPEC.md's sessions list writes to it; it changes only that key of the settings document.
+   */
+  async setRecording(tenantId: string, on: boolean): Promise<void> {
+    const n = await this.db('namespaces')
+      .where({ tenant_id: tenantId })
+      .update({
+        settings: this.db.raw("jsonb_set(settings, '{session_record}', to_jsonb(?::boolean))", [on]),
+      });
+    if (!n) throw new NotFound('namespace');
+  }
+
+  async deleteRecords(tenantId: string, uid: string, seat: number): Promise<void> {
+    await this.row(tenantId, uid);
+    await this.store(tenantId).table('session_records').where({ session_uid: uid, seat }).delete();
+  }
+}

@@ -1,0 +1,132 @@
+import { defineRoute, pageQuery } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import {
+  createPublicKeyBody,
+  fingerprintParams,
+  fingerprintTagParams,
+  gatewaySignAnswer,
+  gatewaySignBody,
+  publicKeySchema,
+  tagBody,
+  tagsBody,
+  updatePublicKeyBody,
+} from './schemas';
+
+const tags = ['public keys'];
+const keyAnswer = { 200: publicKeySchema };
+
+/** Public keys of the namespace (SPEC.md section 7, "Public keys"). */
+export const sshkeyRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/sshkeys/public-keys',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: 'List the namespace public keys',
+    tags,
+    schema: {
+      query: T.Object(pageQuery, { additionalProperties: true }),
+      response: { 200: T.Array(publicKeySchema) },
+      headers: { 'X-Total-Count': 'Number of public keys in the namespace.' },
+    },
+    async handler({ query, services, tenantId, ctx }) {
+      const { items, total } = await services.publicKeys.list(tenantId(), query);
+      ctx.set('X-Total-Count', String(total));
+      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
+      return items;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sshkeys/public-keys',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Register a public key for signing in to devices',
+    description:
+      'data is base64 of the authorized_keys line; 422 when it is not a public key, 409 when the key is ' +
+      'already registered in the namespace.',
+    tags,
+    schema: { body: createPublicKeyBody, response: keyAnswer },
+    async handler({ body, services, tenantId }) {
+      return services.publicKeys.create(tenantId(), body);
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/sshkeys/public-keys/:fingerprint',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Update the name, username expression or filter of a public key',
+    tags,
+    schema: { params: fingerprintParams, body: updatePublicKeyBody, response: keyAnswer },
+    async handler({ params, body, services, tenantId }) {
+      return services.publicKeys.update(tenantId(), params.fingerprint, body);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/sshkeys/public-keys/:fingerprint',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Delete a public key',
+    tags,
+    schema: { params: fingerprintParams, response: { 200: T.Object({}) } },
+    async handler({ params, services, tenantId }) {
+      await services.publicKeys.remove(tenantId(), params.fingerprint);
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/sshkeys/public-keys/:fingerprint/tags',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Add a tag to the public key filter',
+    description: '406 when the key already has 3 tags.',
+    tags,
+    schema: { params: fingerprintParams, body: tagBody, response: keyAnswer },
+    async handler({ params, body, services, tenantId }) {
+      return services.publicKeys.addTag(tenantId(), params.fingerprint, body.tag);
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/sshkeys/public-keys/:fingerprint/tags',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Replace the tags of the public key filter',
+    tags,
+    schema: { params: fingerprintParams, body: tagsBody, response: keyAnswer },
+    async handler({ params, body, services, tenantId }) {
+      return services.publicKeys.setTags(tenantId(), params.fingerprint, body.tags);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/sshkeys/public-keys/:fingerprint/tags/:tag',
+    auth: ['user', 'apiKey'],
+    role: 'administrator',
+    summary: 'Remove a tag from the public key filter',
+    description: '406 when it is the last tag of the filter.',
+    tags,
+    schema: { params: fingerprintTagParams, response: keyAnswer },
+    async handler({ params, services, tenantId }) {
+      return services.publicKeys.removeTag(tenantId(), params.fingerprint, params.tag);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/auth/ssh',
+    auth: ['device'],
+    summary: 'Sign a gateway sign-in blob (agents verify public-key sign-in with it)',
+    description:
+      'The agent sends the MD5 fingerprint of the key offered to it and the blob that was signed. The server ' +
+      'answers the Ed25519 signature of the blob by its gateway key when the fingerprint is the gateway key; ' +
+      'the agent compares it with the signature it received. 404 for any other key.',
+    tags,
+    schema: { body: gatewaySignBody, response: { 200: gatewaySignAnswer } },
+    async handler({ body, services }) {
+      return services.gatewaySigner.sign(body.fingerprint, body.data);
+    },
+  }),
+];
