@@ -58,7 +58,7 @@ describe('web console: first run and signing in', function () {
     await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
     await page.reload();
     await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
-    await page.getByRole('button', { name: `Account menu for ${owner.username}` }).click();
+    await page.getByRole('button', { name: /Account menu/ }).click();
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Gatehouse' }).waitFor();
   });

@@ -13,7 +13,7 @@ export function lockoutMessage(header: string | null, now = Date.now()): string 
   if (!header || !Number.isFinite(until) || until <= 0) {
     return 'Too many failed sign-in attempts. Wait a few minutes before trying again.';
   }
-  const minutes = Math.max(1, Math.ceil((until * 1000 - now) / 60000));
+  const minutes = Math.max(1, Math.round((until * 1000 - now) / 60000));
   const time = new Date(until * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
   return `Too many failed sign-in attempts. Your account is locked until ${time} (about ${minutes} minute${minutes === 1 ? '' : 's'}). Try again then.`;
 }

@@ -159,9 +159,9 @@ function NamespaceSwitcher() {
           onChange={(e) => setName(e.target.value)}
           required
           minLength={3}
-          maxLength={20}
-          pattern="[a-zA-Z0-9\-]+"
-          hint="3 to 20 characters: letters, digits and hyphens."
+          maxLength={30}
+          pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?"
+          hint="3 to 30 characters: lowercase letters, digits and inner hyphens. It is part of every SSH address."
           autoFocus
         />
       </Dialog>
@@ -181,7 +181,7 @@ function UserMenu() {
         aria-haspopup="true"
         aria-expanded={menu.open}
         onClick={() => menu.setOpen(!menu.open)}
-        aria-label={`Account menu for ${user.user}`}
+        aria-label={`Account menu for ${user.name || user.user}`}
       >
         {icons.user}
         <span className="hide-small">{user.name || user.user}</span>

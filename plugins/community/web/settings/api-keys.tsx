@@ -164,7 +164,7 @@ export function ApiKeysTab() {
           let answer: ApiKey | null = null;
           const ok = await action.run(async () => {
             answer = await api.call<ApiKey>('createApiKey', {
-              body: { name: form.name.trim(), expires_at: Number(form.expires), role: form.role },
+              body: { name: form.name.trim(), expires_in: Number(form.expires), role: form.role },
               context: 'Could not create the API key',
             });
           });

@@ -154,9 +154,10 @@ export function NamespaceTab() {
             value={name}
             onChange={(e) => setName(e.target.value)}
             minLength={3}
-            maxLength={20}
+            maxLength={30}
+            pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?"
             required
-            hint="Part of every SSH address in this namespace."
+            hint="Lowercase letters, digits and inner hyphens; part of every SSH address in this namespace."
           />
           <div>
             <Button type="submit" variant="primary" busy={save.pending} disabled={name.trim() === ns.name}>

@@ -1,6 +1,7 @@
 import {
   Alert,
   ApiError,
+  type AuthenticatedUser,
   Button,
   Card,
   listFields,
@@ -40,9 +41,14 @@ export function ProfileTab() {
       toast('Nothing to save');
       return;
     }
+    let fresh: Partial<AuthenticatedUser> | null = null;
     const ok = await action.run(async () => {
       try {
-        await api.call('updateUser', { body: changes, context: 'Could not save your profile' });
+        // The answer is a new user record with a token that carries the changed username.
+        fresh = await api.call<Partial<AuthenticatedUser> | null>('updateUser', {
+          body: changes,
+          context: 'Could not save your profile',
+        });
       } catch (error) {
         if (error instanceof ApiError && (error.status === 409 || error.status === 400))
           setTaken(error.fields);
@@ -51,6 +57,7 @@ export function ProfileTab() {
     });
     if (ok) {
       replaceUser({
+        ...(fresh ?? {}),
         name: form.name,
         user: form.username,
         email: form.email,

@@ -18,6 +18,8 @@ export interface ConsoleServer {
   /** The first-run link the server printed ("<url>/setup?sign=..."). */
   setupUrl: string;
   output: () => string;
+  /** Runs `gatehouse <args>` against the same store and configuration (needs PostgreSQL: PGlite admits one process). */
+  cli: (...args: string[]) => string;
   stop: () => Promise<void>;
 }
 
@@ -112,7 +114,19 @@ export async function startConsoleServer(
     throw error;
   });
 
-  return { url, sshPort, setupUrl, output: () => output, stop: cleanup };
+  const cli = (...args: string[]) => {
+    const result = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'gatehouse.js'), ...args], {
+      cwd: repoRoot,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (result.status !== 0)
+      throw new Error(`gatehouse ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
+    return result.stdout;
+  };
+
+  return { url, sshPort, setupUrl, output: () => output, cli, stop: cleanup };
 }
 
 export function axeSource(): string {

@@ -65,7 +65,7 @@ const fieldNames: Record<string, string> = {
   port: 'port',
   ttl: 'time to live',
   code: 'code',
-  expires_at: 'expiry',
+  expires_in: 'expiry',
 };
 
 export function listFields(fields: string[]): string {
