@@ -1,4 +1,4 @@
-import { Type as T, type TProperties } from '@sinclair/typebox';
+import { Type as T, type TProperties, type TString } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { Invalid } from '../errors';
@@ -10,31 +10,24 @@ export const pageQuery = {
 };
 
 /** The query of a list call: paging, the base64 filter, and sorting over the given fields. */
-export function listQuery<P extends TProperties>(opts: {
-  sortBy?: string[];
-  sortDefault?: string;
-  extra?: P;
-}) {
-  return T.Object(
-    {
-      ...pageQuery,
-      filter: T.Optional(T.String({ description: 'Base64 of a JSON list of property and operator items.' })),
-      ...(opts.sortBy
-        ? {
-            sort_by: T.Union(
-              opts.sortBy.map((s) => T.Literal(s)),
-              { default: opts.sortDefault ?? opts.sortBy[0], description: 'Field to sort by.' },
-            ),
-          }
-        : {}),
-      order_by: T.Union([T.Literal('asc'), T.Literal('desc')], {
-        default: 'desc',
-        description: 'Sort order.',
-      }),
-      ...((opts.extra ?? {}) as P),
-    },
-    { additionalProperties: true },
-  );
+export function listQuery<P extends TProperties = Record<never, never>>(
+  opts: { sortBy?: string[]; sortDefault?: string; extra?: P } = {},
+) {
+  // Validated as the union of the allowed fields; typed as a string for handlers.
+  const sortBy = (opts.sortBy
+    ? T.Union(
+        opts.sortBy.map((s) => T.Literal(s)),
+        { default: opts.sortDefault ?? opts.sortBy[0], description: 'Field to sort by.' },
+      )
+    : T.String({ default: '', description: 'Field to sort by.' })) as unknown as TString;
+  // Unknown query parameters (cache busters and the like) are tolerated: TypeBox objects allow extra keys.
+  return T.Object({
+    ...pageQuery,
+    filter: T.Optional(T.String({ description: 'Base64 of a JSON list of property and operator items.' })),
+    sort_by: sortBy,
+    order_by: T.Union([T.Literal('asc'), T.Literal('desc')], { default: 'desc', description: 'Sort order.' }),
+    ...((opts.extra ?? {}) as P),
+  });
 }
 
 export type FilterOperator = 'contains' | 'eq' | 'bool' | 'gt' | 'lt';

@@ -49,7 +49,8 @@ describe('first calls: info, setup, login, current user', () => {
       ),
     );
     expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 403, 403, 403]);
-    const [{ count }] = await server.kernel.container.cradle.db('users').count({ count: '*' });
+    const [row] = await server.kernel.container.cradle.db('users').count({ count: '*' });
+    const count = (row as { count: number }).count;
     expect(Number(count)).to.equal(1);
     const info = await server.api('GET', '/info');
     expect(info.body.setup).to.equal(true);
@@ -99,7 +100,7 @@ describe('first calls: info, setup, login, current user', () => {
   });
 
   it('refuses missing, malformed and forged tokens with the spec message', async () => {
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       {},
       { authorization: 'Bearer' },
       { authorization: 'Basic abc' },

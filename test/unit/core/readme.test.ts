@@ -6,7 +6,8 @@ describe('README', () => {
   const readme = readFileSync('README.md', 'utf8');
 
   it('documents every configuration variable', () => {
-    for (const name of [...Object.keys(envKeys), 'GATEHOUSE_CONFIG']) expect(readme, name).to.include(`\`${name}\``);
+    for (const name of [...Object.keys(envKeys), 'GATEHOUSE_CONFIG'])
+      expect(readme, name).to.include(`\`${name}\``);
   });
 
   it('gives the set-up, start and test commands', () => {
