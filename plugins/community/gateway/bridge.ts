@@ -1,7 +1,6 @@
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import type ssh2 from 'ssh2';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
+import { ChannelOutput } from './channel-output';
 import type { SessionJournal } from './journal';
 
 /** What one seat (one session channel of a connection) needs from its connection. */
@@ -20,12 +19,6 @@ export interface SeatContext {
 }
 
 type Exit = { code: number } | { signal: string; core: boolean; description: string };
-
-/** Resolves once `w` has handed its buffered bytes to SSH, or once it cannot any more. */
-function drained(w: Writable): Promise<void> {
-  if (w.writableLength === 0 || w.destroyed) return Promise.resolve();
-  return Promise.race([once(w, 'drain'), once(w, 'close'), once(w, 'finish')]).then(() => undefined);
-}
 
 /**
  * Serves one session channel by opening the same kind of channel on the device and relaying: the PTY request,
@@ -131,13 +124,14 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     if (kind === 'shell' && pty && ctx.announcement) {
       down.write(`${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
     }
+    const output = new ChannelOutput(down, [channel, channel.stderr]);
     channel.on('data', (chunk: Buffer) => {
       ctx.touch();
       if (recording && pty) journal.output(seat, chunk, pty.cols, pty.rows);
+      output.push(false, chunk);
     });
+    channel.stderr.on('data', (chunk: Buffer) => output.push(true, chunk));
     down.on('data', () => ctx.touch());
-    channel.pipe(down, { end: false });
-    channel.stderr.pipe(down.stderr, { end: false });
     down.pipe(channel);
     channel.on('exit', (code: number | null, signal?: string, core?: boolean, description?: string) => {
       exit =
@@ -147,7 +141,7 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
       journal.event(typeof code === 'number' ? 'exit-status' : 'exit-signal', seat, exit);
     });
     channel.on('close', () => {
-      Promise.all([drained(down), drained(down.stderr)]).then(() => {
+      output.idle().then(() => {
         if (exit && 'code' in exit) down.exit(exit.code);
         else if (exit) down.exit(exit.signal, exit.core, exit.description);
         down.end();

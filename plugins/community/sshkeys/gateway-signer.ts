@@ -10,18 +10,16 @@ import { md5Fingerprint } from './fingerprint';
 export class GatewaySigner {
   private readonly key: ssh2.ParsedKey;
   readonly fingerprint: string;
+  /** The OpenSSH private key the gateway's ssh2 client signs in with (ssh2 cannot read back its PEM export). */
+  readonly privateKey: string;
 
   constructor(deps: { keys: InstanceKeys }) {
     const parsed = ssh2.utils.parseKey(deps.keys.gatewayKey);
     const key = Array.isArray(parsed) ? parsed[0] : parsed;
     if (!key || key instanceof Error) throw new Error('the stored gateway key does not parse');
     this.key = key;
+    this.privateKey = deps.keys.gatewayKey;
     this.fingerprint = md5Fingerprint(key.getPublicSSH());
-  }
-
-  /** The OpenSSH private key the gateway's ssh2 client signs in with. */
-  get privateKey(): string {
-    return this.key.getPrivatePEM();
   }
 
   sign(fingerprint: string, data: string): { signature: string } {

@@ -1,0 +1,258 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ssh2 from 'ssh2';
+import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+
+const AGENT_MAIN = fileURLToPath(new URL('../../../agent/main.ts', import.meta.url));
+export const DEVICE_PASSWORD = 'device-pass-1';
+
+/** A real gatehouse-agent process, with its log kept for assertions. */
+export class AgentProcess {
+  readonly child: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', AGENT_MAIN], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const onText = (text: string) => {
+      for (const line of text.split('\n')) if (line) this.lines.push(line);
+      if (process.env.AGENT_TEST_LOG) process.stderr.write(`[agent] ${text}`);
+    };
+    this.child.stdout?.setEncoding('utf8').on('data', onText);
+    this.child.stderr?.setEncoding('utf8').on('data', onText);
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+export interface SshResult {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** One server, one signed-in owner, and a device whose real agent is online and accepted. */
+export class GatewayWorld {
+  readonly dir: string;
+  server!: TestServer;
+  owner!: LoginAnswer;
+  namespace!: string;
+  agent!: AgentProcess;
+  deviceUid!: string;
+  readonly deviceName: string;
+  /** `devices` or `containers`: where the API lists this agent (an agent in a container is a container). */
+  deviceKind = 'devices';
+
+  private constructor(deviceName: string) {
+    this.deviceName = deviceName;
+    this.dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-ssh-'));
+  }
+
+  static async start(
+    opts: { deviceName?: string; overrides?: Record<string, unknown> } = {},
+  ): Promise<GatewayWorld> {
+    const world = new GatewayWorld(opts.deviceName ?? 'lab-device');
+    world.server = await startServer(opts.overrides ? { overrides: opts.overrides } : {});
+    world.owner = await world.server.setup();
+    const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
+    world.namespace = ns.body?.name ?? (await world.namespaceName());
+    world.agent = world.startAgent();
+    world.deviceUid = await world.waitForDevice('pending');
+    const accepted = await world.api('PATCH', `/api/${world.deviceKind}/${world.deviceUid}/accept`);
+    if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
+    await world.waitOnline();
+    return world;
+  }
+
+  private async namespaceName(): Promise<string> {
+    const row = await this.server.kernel.container.cradle
+      .db('namespaces')
+      .where({ tenant_id: this.owner.tenant })
+      .first('name');
+    return row.name as string;
+  }
+
+  api(method: string, p: string, body?: unknown) {
+    return this.server.api(method, p, { token: this.owner.token, ...(body === undefined ? {} : { body }) });
+  }
+
+  startAgent(name = this.deviceName, identity = `02:00:00:00:00:${(name.length % 90) + 10}`): AgentProcess {
+    return new AgentProcess({
+      GATEHOUSE_SERVER_ADDRESS: this.server.url,
+      GATEHOUSE_TENANT_ID: this.owner.tenant,
+      GATEHOUSE_PRIVATE_KEY: path.join(this.dir, `${name}.key`),
+      GATEHOUSE_PREFERRED_HOSTNAME: name,
+      GATEHOUSE_PREFERRED_IDENTITY: identity,
+      GATEHOUSE_KEEPALIVE_INTERVAL: '1',
+      GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
+    });
+  }
+
+  async waitForDevice(status: string, name = this.deviceName): Promise<string> {
+    for (let i = 0; i < 200; i++) {
+      // An agent in a container registers as a container: look in both lists.
+      for (const kind of ['devices', 'containers']) {
+        const res = await this.api('GET', `/api/${kind}?status=${status}&per_page=100`);
+        const list = Array.isArray(res.body) ? (res.body as { uid: string; name: string }[]) : [];
+        const found = list.find((d) => d.name === name);
+        if (found) {
+          this.deviceKind = kind;
+          return found.uid;
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`device ${name} never showed as ${status}`);
+  }
+
+  async waitOnline(uid = this.deviceUid): Promise<void> {
+    const hub = this.server.kernel.container.resolve('tunnelHub' as never) as {
+      isOnline(uid: string): boolean;
+    };
+    for (let i = 0; i < 300; i++) {
+      if (hub.isOnline(uid)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`device ${uid} never came online`);
+  }
+
+  /** `<user>@<namespace>.<device>` */
+  target(user = 'root', device = this.deviceName): string {
+    return `${user}@${this.namespace}.${device}`;
+  }
+
+  /** Common options of every OpenSSH client run: this gateway, no host key prompts, no user config. */
+  sshOptions(): string[] {
+    return [
+      '-F',
+      '/dev/null',
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      `UserKnownHostsFile=${path.join(this.dir, 'known_hosts')}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      'ConnectTimeout=20',
+    ];
+  }
+
+  /** Options to sign in with the device password through sshpass. */
+  passwordOptions(): string[] {
+    return [
+      '-o',
+      'PreferredAuthentications=password',
+      '-o',
+      'PubkeyAuthentication=no',
+      '-o',
+      'NumberOfPasswordPrompts=1',
+    ];
+  }
+
+  /** Options to sign in with a private key file only. */
+  keyOptions(keyFile: string): string[] {
+    return [
+      '-i',
+      keyFile,
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'PreferredAuthentications=publickey',
+      '-o',
+      'BatchMode=yes',
+    ];
+  }
+
+  /** Runs a real OpenSSH tool (ssh, scp, sftp), with the password fed by sshpass when given. */
+  run(
+    tool: 'ssh' | 'scp' | 'sftp',
+    args: string[],
+    opts: { password?: string; input?: string | Buffer; timeoutMs?: number } = {},
+  ): Promise<SshResult> {
+    const argv = opts.password !== undefined ? ['-p', opts.password, tool, ...args] : args;
+    const cmd = opts.password !== undefined ? 'sshpass' : tool;
+    return new Promise((resolve, reject) => {
+      const child = spawn(cmd, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
+      const out: Buffer[] = [];
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => out.push(c));
+      child.stderr.setEncoding('utf8').on('data', (c: string) => {
+        err += c;
+      });
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`${tool} ${args.join(' ')} timed out; stderr ends: ${err.slice(-300)}`));
+      }, opts.timeoutMs ?? 30_000);
+      child.once('error', reject);
+      child.once('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout: Buffer.concat(out), stderr: err });
+      });
+      if (opts.input !== undefined) child.stdin.end(opts.input);
+      else child.stdin.end();
+    });
+  }
+
+  /** `ssh` with the device password, running `command` on the device. */
+  sshPassword(command: string[], extra: string[] = [], target = this.target()): Promise<SshResult> {
+    return this.run(
+      'ssh',
+      [
+        ...this.sshOptions(),
+        ...this.passwordOptions(),
+        '-p',
+        String(this.server.sshPort),
+        ...extra,
+        `${target}@127.0.0.1`,
+        ...command,
+      ],
+      { password: DEVICE_PASSWORD },
+    );
+  }
+
+  /** `ssh` with a private key file only (no password, no prompts). */
+  sshKey(
+    keyFile: string,
+    command: string[],
+    target = this.target(),
+    extra: string[] = [],
+  ): Promise<SshResult> {
+    return this.run('ssh', [
+      ...this.sshOptions(),
+      ...this.keyOptions(keyFile),
+      '-p',
+      String(this.server.sshPort),
+      ...extra,
+      `${target}@127.0.0.1`,
+      ...command,
+    ]);
+  }
+
+  /** A fresh Ed25519 key pair on disk; answers the private key path and the base64 authorized_keys line. */
+  newKey(name: string): { file: string; data: string } {
+    // ssh2's generator makes an unparseable key about once in 256: retry until ssh2 reads its own output.
+    let pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: name });
+    while (ssh2.utils.parseKey(pair.private) instanceof Error) {
+      pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: name });
+    }
+    const file = path.join(this.dir, name);
+    writeFileSync(file, pair.private, { mode: 0o600 });
+    return { file, data: Buffer.from(pair.public).toString('base64') };
+  }
+
+  async stop(): Promise<void> {
+    await this.agent?.stop();
+    await this.server?.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,158 @@
+import { spawn as spawnPty } from '@lydell/node-pty';
+import { expect } from 'chai';
+import { GatewayWorld } from './gateway-world';
+
+/** bash turns bracketed paste off after each line it reads: ESC [ ? 2004 l, then a carriage return. */
+const PASTE_OFF = `${String.fromCharCode(27)}\\[\\?2004l\r`;
+
+/** OpenSSH in a real terminal (node-pty), so it asks for a PTY and passes window changes as a person's would. */
+class Terminal {
+  output = '';
+  private readonly term;
+  readonly exited: Promise<number>;
+
+  constructor(args: string[], size: { cols: number; rows: number }) {
+    this.term = spawnPty('ssh', args, {
+      name: 'xterm',
+      cols: size.cols,
+      rows: size.rows,
+      env: { ...process.env } as Record<string, string>,
+    });
+    this.term.onData((d) => {
+      this.output += d;
+    });
+    this.exited = new Promise((resolve) => this.term.onExit((e) => resolve(e.exitCode)));
+  }
+
+  async waitFor(pattern: RegExp, from = 0, timeoutMs = 15_000): Promise<void> {
+    const started = Date.now();
+    while (!pattern.test(this.output.slice(from))) {
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`never saw ${pattern}; saw ${JSON.stringify(this.output)}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  type(text: string): void {
+    this.term.write(text);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.term.resize(cols, rows);
+  }
+}
+
+describe('ssh through the gateway: an interactive terminal, its announcement and its recording', function () {
+  this.timeout(90_000);
+  let world: GatewayWorld;
+  let keyFile: string;
+  const announcement = 'Welcome to the lab.\nChanges are recorded.';
+
+  before(async () => {
+    world = await GatewayWorld.start({ deviceName: 'term-device' });
+    const key = world.newKey('terminal-key');
+    keyFile = key.file;
+    const created = await world.api('POST', '/api/sshkeys/public-keys', {
+      name: 'terminal',
+      data: key.data,
+      username: '.*',
+      filter: { hostname: '.*' },
+    });
+    expect(created.status).to.equal(200);
+    const settings = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
+      settings: { session_record: true, connection_announcement: announcement },
+    });
+    expect(settings.status, JSON.stringify(settings.body)).to.equal(200);
+  });
+  after(async () => {
+    await world?.stop();
+  });
+
+  it('shows the announcement, a prompt, echoes input, follows window changes, and records what was shown', async () => {
+    const args = [
+      ...world.sshOptions(),
+      ...world.keyOptions(keyFile),
+      '-o',
+      'LogLevel=ERROR',
+      '-tt',
+      '-p',
+      String(world.server.sshPort),
+      `${world.target()}@127.0.0.1`,
+    ];
+    const term = new Terminal(args, { cols: 100, rows: 30 });
+    await term.waitFor(/Welcome to the lab\.\r\nChanges are recorded\.\r\n/);
+    const afterBanner = term.output.indexOf('recorded.\r\n') + 'recorded.\r\n'.length;
+    // The prompt, perhaps after bash's bracketed-paste switch.
+    await term.waitFor(/[#$] $/, afterBanner);
+    term.type('echo $((6 * 7))\r');
+    await term.waitFor(new RegExp(`echo \\$\\(\\(6 \\* 7\\)\\)\r\n(?:${PASTE_OFF})?42\r\n`));
+    term.type('stty size\r');
+    await term.waitFor(new RegExp(`\r\n(?:${PASTE_OFF})?30 100\r\n`));
+    term.resize(120, 40);
+    await new Promise((r) => setTimeout(r, 300));
+    term.type('stty size\r');
+    await term.waitFor(new RegExp(`\r\n(?:${PASTE_OFF})?40 120\r\n`));
+    term.type('exit\r');
+    expect(await term.exited).to.equal(0);
+
+    const list = await world.api('GET', '/api/sessions?per_page=100');
+    const session = list.body.find(
+      (s: { authenticated: boolean; recorded: boolean }) => s.authenticated && s.recorded,
+    );
+    expect(session, 'a recorded session').to.exist;
+    expect(session).to.include({ type: 'term', term: 'xterm', username: 'root', ip_address: '127.0.0.1' });
+    expect(session.device_uid).to.equal(world.deviceUid);
+    expect(session.events.types).to.include.members(['pty-req', 'shell', 'window-change', 'exit-status']);
+    expect(session.events.seats).to.deep.equal([0]);
+    const resize = session.events.items.find((e: { type: string }) => e.type === 'window-change');
+    expect(resize.data).to.deep.equal({ cols: 120, rows: 40 });
+
+    // The session closes when the connection does; the journal is flushed by then.
+    await waitUntil(
+      async () => (await world.api('GET', `/api/sessions/${session.uid}`)).body.active === false,
+    );
+    const records = await world.api('GET', `/api/sessions/${session.uid}/records/0`);
+    expect(records.status).to.equal(200);
+    const played = records.body.map((r: { message: string }) => r.message).join('');
+    expect(played).to.contain('42\r\n');
+    expect(played).to.contain('40 120');
+    // What was recorded is exactly what the person saw after the announcement.
+    expect(term.output.slice(afterBanner)).to.contain(played);
+    expect(records.body[0]).to.include({ width: 100, height: 30, seat: 0, uid: session.uid });
+    expect(
+      records.body.some((r: { width: number; height: number }) => r.width === 120 && r.height === 40),
+    ).to.equal(true);
+
+    const cast = await world.server.api('GET', `/api/sessions/${session.uid}/records/0?format=asciicast`, {
+      token: world.owner.token,
+    });
+    expect(cast.status).to.equal(200);
+    expect(cast.headers.get('content-type')).to.match(/application\/x-asciicast/);
+    const lines = String(cast.body)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).to.include({ version: 2, width: 100, height: 30 });
+    const events = lines.slice(1) as [number, string, string][];
+    expect(events.map((e) => e[0])).to.deep.equal([...events.map((e) => e[0])].sort((a, b) => a - b));
+    expect(
+      events
+        .filter((e) => e[1] === 'o')
+        .map((e) => e[2])
+        .join(''),
+    ).to.equal(played);
+    expect(events.some((e) => e[1] === 'r' && e[2] === '120x40')).to.equal(true);
+
+    const removed = await world.api('DELETE', `/api/sessions/${session.uid}/records/0`);
+    expect(removed.status).to.equal(200);
+    expect((await world.api('GET', `/api/sessions/${session.uid}/records/0`)).body).to.deep.equal([]);
+  });
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition never held');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
