@@ -2,9 +2,10 @@
  * Measures the tunnel multiplexer candidates on loopback, in one run:
  *   - stream open time (server opens, agent accepts, server sees it ready),
  *   - bulk throughput of one stream (server -> agent),
- *   - server-side memory per idle tunnel (500 tunnels held by a child process).
+ *   - server-side memory per idle tunnel (500 tunnels; server ends in a fresh process,
+ *     agent ends in another).
  *
- *   node --expose-gc --import tsx bench/mux/run.ts [--tunnels 500] [--megabytes 128]
+ *   node --import tsx bench/mux/run.ts [--tunnels 500] [--megabytes 128] [--opens 2000] [--repeat 3]
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -20,17 +21,13 @@ const { values } = parseArgs({
     tunnels: { type: 'string', default: '500' },
     megabytes: { type: 'string', default: '128' },
     opens: { type: 'string', default: '2000' },
+    repeat: { type: 'string', default: '3' },
   },
 });
 const TUNNELS = Number(values.tunnels);
 const BULK_BYTES = Number(values.megabytes) * 1024 * 1024;
 const OPENS = Number(values.opens);
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) {
-  process.stderr.write('run with node --expose-gc so memory figures are after collection\n');
-  process.exit(2);
-}
+const REPEAT = Number(values.repeat);
 
 const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
 await once(wss, 'listening');
@@ -55,6 +52,16 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** Fails loudly instead of hanging when a candidate stops answering. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+}
+
 async function measureOpen(candidate: Candidate) {
   // Streams are ended, not reset: Node's HTTP/2 server treats a burst of opened and
   // cancelled streams as a rapid-reset attack and closes the session.
@@ -65,7 +72,7 @@ async function measureOpen(candidate: Candidate) {
   const times: number[] = [];
   for (let i = 0; i < OPENS + 100; i++) {
     const started = performance.now();
-    const stream = await end.open();
+    const stream = await within(end.open(), 5000, `${candidate.name} open #${i}`);
     const took = performance.now() - started;
     if (i >= 100) times.push(took); // the first hundred warm the JIT
     stream.on('error', () => {});
@@ -97,72 +104,59 @@ async function measureBulk(candidate: Candidate) {
   for (let sent = 0; sent < BULK_BYTES; sent += chunk.length) {
     if (!stream.write(chunk)) await once(stream, 'drain');
   }
-  await finished;
+  await within(finished, 60_000, `${candidate.name} bulk`);
   const seconds = (performance.now() - started) / 1000;
   stream.destroy();
   end.close();
   return { mibPerSecond: BULK_BYTES / 1024 / 1024 / seconds };
 }
 
-function memory() {
-  gc!();
-  gc!();
-  const usage = process.memoryUsage();
-  return { rss: usage.rss, heap: usage.heapUsed + usage.external + usage.arrayBuffers };
-}
-
+/** Runs the idle measurement in a fresh process per candidate (see idle-server.ts). */
 async function measureIdle(candidate: Candidate) {
-  const ends: ServerEnd[] = [];
-  const before = memory();
-  let established = 0;
-  let allUp: () => void = () => {};
-  const up = new Promise<void>((resolve) => {
-    allUp = resolve;
-  });
-  const onConnection = (ws: WebSocket) => {
-    candidate.server(ws).then((end) => {
-      ends.push(end);
-      if (++established === TUNNELS) allUp();
-    });
-  };
-  wss.on('connection', onConnection);
   const child = spawn(
     process.execPath,
     [
+      '--expose-gc',
       '--import',
       'tsx',
-      fileURLToPath(new URL('./agent-side.ts', import.meta.url)),
+      fileURLToPath(new URL('./idle-server.ts', import.meta.url)),
       candidate.name,
-      url,
       String(TUNNELS),
     ],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  await up;
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const after = memory();
-  wss.off('connection', onConnection);
-  for (const end of ends) end.close();
-  child.stdin!.end();
-  await once(child, 'exit');
-  for (const client of wss.clients) client.terminate();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  return {
-    heapKiBPerTunnel: (after.heap - before.heap) / TUNNELS / 1024,
-    rssKiBPerTunnel: (after.rss - before.rss) / TUNNELS / 1024,
-  };
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  await within(once(child, 'exit'), 120_000, `${candidate.name} idle`);
+  return JSON.parse(output.trim()) as { heapKiBPerTunnel: number; rssKiBPerTunnel: number };
+}
+
+/** Median of each figure over REPEAT runs: this machine is shared and its load varies. */
+function medianRow(rows: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key of Object.keys(rows[0] ?? {})) {
+    const sorted = rows.map((row) => row[key]!).sort((a, b) => a - b);
+    out[key] = sorted[Math.floor(sorted.length / 2)]!;
+  }
+  return out;
 }
 
 const results: Record<string, Record<string, number>> = {};
 for (const candidate of ALL_CANDIDATES) {
-  const row: Record<string, number> = {};
-  if (candidate !== bareWebSocket) {
-    Object.assign(row, await measureOpen(candidate));
-    Object.assign(row, await measureBulk(candidate));
+  const rows: Record<string, number>[] = [];
+  for (let run = 0; run < REPEAT; run++) {
+    const row: Record<string, number> = {};
+    if (candidate !== bareWebSocket) {
+      Object.assign(row, await measureOpen(candidate));
+      Object.assign(row, await measureBulk(candidate));
+    }
+    Object.assign(row, await measureIdle(candidate));
+    process.stderr.write(`${candidate.name} run ${run + 1}: ${JSON.stringify(row)}\n`);
+    rows.push(row);
   }
-  Object.assign(row, await measureIdle(candidate));
-  results[candidate.name] = row;
-  process.stderr.write(`${candidate.name}: ${JSON.stringify(row)}\n`);
+  results[candidate.name] = medianRow(rows);
 }
 
 const fmt = (n: number | undefined, digits = 3) => (n === undefined ? '-' : n.toFixed(digits));
