@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import type { ServerChannel, Session } from 'ssh2';
+import { ChannelOutput } from './channel-output';
 import type { LocalAccount } from './local-accounts';
 import { acceptableClientVariable, loginEnvironment, switchUserOptions } from './login-environment';
 
@@ -138,17 +139,20 @@ function runPiped(
   const child = spawn(file, args, { cwd: account.home, env, stdio: 'pipe', ...switchUserOptions(account) });
   child.stdin.on('error', () => {}); // EPIPE when the program exits before reading its input
   channel.pipe(child.stdin);
-  child.stdout.pipe(channel, { end: false });
-  child.stderr.pipe(channel.stderr, { end: false });
+  const output = new ChannelOutput(channel, [child.stdout, child.stderr]);
+  child.stdout.on('data', (chunk: Buffer) => output.push(false, chunk));
+  child.stderr.on('data', (chunk: Buffer) => output.push(true, chunk));
   child.on('error', (error) => {
     channel.stderr.write(`${error.message}\r\n`);
     channel.exit(127);
     channel.end();
   });
   child.on('close', (code, signal) => {
-    if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
-    else channel.exit(code ?? 0);
-    channel.end();
+    output.drained().then(() => {
+      if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
+      else channel.exit(code ?? 0);
+      channel.end();
+    });
   });
   channel.on('close', () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGHUP');

@@ -7,6 +7,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import { expect } from 'chai';
+import ssh2 from 'ssh2';
 import { AgentProcess, ContractServer } from './contract-server';
 import { baseSshOptions, passwordOptions, run, runWithPassword } from './openssh-client';
 
@@ -84,6 +85,81 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
     expect(result.code).to.equal(0);
     expect(result.stdout).to.equal('to-out\n');
     expect(result.stderr).to.equal('to-err\n');
+  });
+
+  it('delivers megabytes of interleaved stdout and stderr complete', async () => {
+    const result = await ssh([
+      `${me}@127.0.0.1`,
+      'for i in $(seq 40); do head -c 100000 /dev/zero | tr "\\0" o; head -c 100000 /dev/zero | tr "\\0" e >&2; done',
+    ]);
+    expect(result.code).to.equal(0);
+    expect(result.stdout.length).to.equal(4_000_000);
+    expect(result.stderr.length).to.equal(4_000_000);
+    expect(/^o+$/.test(result.stdout)).to.equal(true);
+    expect(/^e+$/.test(result.stderr)).to.equal(true);
+  });
+
+  it('delivers interleaved stdout and stderr in full to an ssh2 client that pauses reading', async () => {
+    const client = new ssh2.Client();
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve()).once('error', reject);
+      client.connect({ host: '127.0.0.1', port, username: me, password: PASSWORD });
+    });
+    try {
+      const sizes = await new Promise<{ out: number; err: number; code: number }>((resolve, reject) => {
+        client.exec(
+          'for i in $(seq 20); do head -c 200000 /dev/zero; head -c 200000 /dev/zero >&2; done',
+          (error, channel) => {
+            if (error) return reject(error);
+            let out = 0;
+            let err = 0;
+            let code = -1;
+            // Hold both streams so the window fills, then read.
+            channel.pause();
+            channel.stderr.pause();
+            setTimeout(() => {
+              channel.resume();
+              channel.stderr.resume();
+            }, 500);
+            channel.on('data', (chunk: Buffer) => {
+              out += chunk.length;
+            });
+            channel.stderr.on('data', (chunk: Buffer) => {
+              err += chunk.length;
+            });
+            channel.on('exit', (status: number) => {
+              code = status;
+            });
+            channel.on('close', () => resolve({ out, err, code }));
+          },
+        );
+      });
+      expect(sizes).to.deep.equal({ out: 4_000_000, err: 4_000_000, code: 0 });
+    } finally {
+      client.end();
+    }
+  });
+
+  it('forwards signals to the running command', async () => {
+    const client = new ssh2.Client();
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve()).once('error', reject);
+      client.connect({ host: '127.0.0.1', port, username: me, password: PASSWORD });
+    });
+    try {
+      const signal = await new Promise<string | undefined>((resolve, reject) => {
+        client.exec('echo started; exec sleep 30', (error, channel) => {
+          if (error) return reject(error);
+          channel.once('data', () => channel.signal('TERM'));
+          channel.on('exit', (_code: number | null, name?: string) => resolve(name));
+          channel.resume();
+        });
+      });
+      // "TERM" on the wire (RFC 4254 6.10); ssh2's client reports it with the SIG prefix.
+      expect(signal).to.equal('SIGTERM');
+    } finally {
+      client.end();
+    }
   });
 
   it('passes stdin to the command and ends it', async () => {
