@@ -8,7 +8,13 @@ import { isValidPattern, type PatternCache } from './pattern';
  */
 export type DeviceFilter = { hostname: string } | { tags: string[] };
 
-export const tagSchema = T.String({ minLength: 3, maxLength: 255, description: 'A device tag.' });
+/** Tags travel in paths: 3 to 255 characters without slash or white space, as device tags are. */
+export const tagSchema = T.String({
+  minLength: 3,
+  maxLength: 255,
+  pattern: '^[^/\\s]+$',
+  description: 'A device tag.',
+});
 export const tagListSchema = T.Array(tagSchema, { minItems: 1, maxItems: 3, uniqueItems: true });
 
 export const deviceFilterSchema = T.Union(

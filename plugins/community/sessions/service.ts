@@ -203,8 +203,8 @@ export class SessionService {
   }
 
   /** Sessions whose gateway stopped vouching for them (a crashed instance) are closed after `seconds`. */
-  async closeStale(seconds: number): Promise<number> {
-    return this.db('sessions')
+  async closeStale(seconds: number): Promise<void> {
+    await this.db('sessions')
       .whereNull('closed_at')
       .where('last_seen', '<', new Date(Date.now() - seconds * 1000))
       .update({ closed_at: this.db.fn.now() });

@@ -133,8 +133,12 @@ export class PublicKeyService {
   }
 
   async remove(tenantId: string, fingerprint: string): Promise<void> {
-    const n = await this.store(tenantId).table('public_keys').where({ fingerprint }).delete();
-    if (!n) throw new NotFound('public key');
+    const gone = (await this.store(tenantId)
+      .table('public_keys')
+      .where({ fingerprint })
+      .delete()
+      .returning('fingerprint')) as unknown[];
+    if (!gone.length) throw new NotFound('public key');
   }
 
   /** Adds a tag to the key's filter (a hostname filter becomes a tag filter). 406 past 3 tags. */

@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { loadConfig } from '../../../core/config/load';
+import { openDatabase } from '../../../core/store/db';
+import { migrateLatest } from '../../../core/store/migrate';
+import * as gateway from '../../../migrations/community/20261121003000_gateway';
+import { dropDatabase, freshDatabase } from '../../support/server';
+
+/** The gateway migration (public keys, firewall rules, sessions, events, records): up with rows, down, up again. */
+describe('store migrations: public keys, firewall rules and sessions', () => {
+  let db: Knex;
+  let url: string | undefined;
+  const tenant = '00000000-0000-4000-8000-00000000a501';
+  const owner = 'e'.repeat(24);
+  const session = '5'.repeat(64);
+
+  before(async () => {
+    url = await freshDatabase();
+    db = openDatabase(loadConfig({}, { database: { url, poolMax: 2 } }), { memory: !url });
+    await migrateLatest(db, ['core', 'community']);
+    await db('users').insert({
+      id: owner,
+      name: 'Eve',
+      username: 'eve',
+      email: 'eve@example.com',
+      password_hash: 'x',
+    });
+    await db('namespaces').insert({ tenant_id: tenant, name: 'eve', owner });
+  });
+  after(async () => {
+    await db?.destroy();
+    await dropDatabase(url);
+  });
+
+  it('holds rows with the keys and checks the services rely on', async () => {
+    const key = {
+      tenant_id: tenant,
+      fingerprint: 'aa:'.repeat(15) + 'aa',
+      data: 'x',
+      name: 'k',
+      username: '.*',
+    };
+    await db('public_keys').insert({ ...key, filter_tags: ['prod'] });
+    const dup = await db('public_keys')
+      .insert(key)
+      .catch((e: { code?: string; constraint?: string }) => e);
+    expect(dup).to.include({ code: '23505', constraint: 'public_keys_pkey' });
+    expect((await db('public_keys').first()).filter_tags).to.deep.equal(['prod']);
+
+    const rule = { id: 'f'.repeat(24), tenant_id: tenant, priority: 1, source_ip: '.*', username: '.*' };
+    const badAction = await db('firewall_rules')
+      .insert({ ...rule, action: 'maybe' })
+      .catch((e: { code?: string }) => e);
+    expect(badAction).to.include({ code: '23514' });
+    await db('firewall_rules').insert({ ...rule, action: 'deny', filter_hostname: '.*' });
+    expect((await db('firewall_rules').first()).active).to.equal(true);
+
+    await db('sessions').insert({
+      uid: session,
+      tenant_id: tenant,
+      device_uid: 'd'.repeat(64),
+      username: 'root',
+      ip_address: '127.0.0.1',
+    });
+    const row = await db('sessions').first();
+    expect(row).to.include({ authenticated: false, recorded: false, type: 'term', term: '' });
+    expect(row.closed_at).to.equal(null);
+    await db('session_events').insert({
+      session_uid: session,
+      type: 'shell',
+      seat: 0,
+      data: JSON.stringify({ a: 1 }),
+    });
+    await db('session_records').insert({
+      session_uid: session,
+      tenant_id: tenant,
+      seat: 0,
+      message: 'hi',
+      time: new Date(),
+      width: 80,
+      height: 24,
+    });
+    const orphan = await db('session_events')
+      .insert({ session_uid: '0'.repeat(64), type: 'x' })
+      .catch((e: { code?: string }) => e);
+    expect(orphan).to.include({ code: '23503' });
+
+    // Deleting a session takes its events and records; deleting the namespace takes everything.
+    await db('namespaces').where({ tenant_id: tenant }).delete();
+    for (const t of ['public_keys', 'firewall_rules', 'sessions', 'session_events', 'session_records']) {
+      const [{ count }] = (await db(t).count({ count: '*' })) as [{ count: string | number }];
+      expect(Number(count), t).to.equal(0);
+    }
+  });
+
+  it('goes down and up again', async () => {
+    await gateway.down(db);
+    for (const t of ['public_keys', 'firewall_rules', 'sessions', 'session_events', 'session_records']) {
+      expect(await db.schema.hasTable(t), t).to.equal(false);
+    }
+    await gateway.up(db);
+    expect(await db.schema.hasTable('session_records')).to.equal(true);
+  });
+});
