@@ -43,6 +43,8 @@ interface LiveTunnel {
   session: Tunnel;
   ws: WebSocket;
   remoteAddr: string;
+  /** Which second of the ping interval this tunnel is pinged in. */
+  slot: number;
 }
 
 export const AGENT_CONNECTION_PATH = '/agent/connection';
@@ -66,6 +68,9 @@ export class TunnelHub {
   });
   private readonly timeoutMs: number;
   private readonly pingTimer: NodeJS.Timeout;
+  private readonly slots: number;
+  private tick = 0;
+  private nextSlot = 0;
   private stopped = false;
 
   constructor(
@@ -76,7 +81,10 @@ export class TunnelHub {
     this.log = deps.log.child({ part: 'tunnels' });
     this.presence = deps.tunnelPresence;
     this.timeoutMs = options.timeoutMs ?? 15_000;
-    this.pingTimer = setInterval(() => void this.pingAll(), (options.pingIntervalSeconds ?? 30) * 1000);
+    // Each tunnel is pinged once per interval, in its own second of it: thousands of pings (and their one
+    // last_seen write) at the same instant would stall the auth calls that arrive meanwhile.
+    this.slots = Math.max(1, Math.round(options.pingIntervalSeconds ?? 30));
+    this.pingTimer = setInterval(() => void this.pingSlot(this.tick++ % this.slots), 1000);
     this.pingTimer.unref();
   }
 
@@ -141,7 +149,7 @@ export class TunnelHub {
       session.close();
       return;
     }
-    const live: LiveTunnel = { session, ws, remoteAddr };
+    const live: LiveTunnel = { session, ws, remoteAddr, slot: this.nextSlot++ % this.slots };
     const previous = this.tunnels.get(uid);
     this.tunnels.set(uid, live);
     // A newer tunnel replaces the older: an agent that reconnected before the server noticed the old one die.
@@ -169,10 +177,11 @@ export class TunnelHub {
     });
   }
 
-  private async pingAll(): Promise<void> {
+  private async pingSlot(slot: number): Promise<void> {
     const alive: string[] = [];
+    const due = [...this.tunnels].filter(([, t]) => t.slot === slot);
     await Promise.all(
-      [...this.tunnels].map(async ([uid, t]) => {
+      due.map(async ([uid, t]) => {
         try {
           await t.session.ping();
           alive.push(uid);

@@ -1,4 +1,4 @@
-import { type RegisterContext, TunnelHub } from '@gatehouse/core';
+import { type RegisterContext, TunnelHub, Unauthorized } from '@gatehouse/core';
 import { asClass, asFunction } from 'awilix';
 import { statsRoutes } from '../stats/routes';
 import { tagRoutes } from '../tags/routes';
@@ -45,6 +45,19 @@ export function registerDevices(ctx: RegisterContext): void {
     }).singleton(),
   });
   ctx.routes([...deviceRoutes, ...tagRoutes, ...statsRoutes, ...tunnelRoutes]);
+  ctx.resolvers({
+    // A device token stands only while its device exists in the token's namespace and is not removed.
+    device: async (claims) => {
+      if (typeof claims.tenant !== 'string') throw new Unauthorized();
+      const row = (await ctx
+        .resolve('db')('devices')
+        .where({ uid: claims.sub, tenant_id: claims.tenant })
+        .whereNot('status', 'removed')
+        .first('uid')) as { uid: string } | undefined;
+      if (!row) throw new Unauthorized();
+      return { kind: 'device', uid: row.uid, tenantId: claims.tenant };
+    },
+  });
   ctx.middleware((koa, next) => ctx.resolve('tunnelProxy').middleware(koa, next));
   // Tunnel hosts first: a site behind a tunnel may well have its own /agent/connection path.
   ctx.upgrade(

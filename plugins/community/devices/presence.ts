@@ -35,6 +35,10 @@ export class DevicePresence implements TunnelPresence {
   }
 
   async alive(uids: string[]): Promise<void> {
-    await this.db('devices').whereRaw('uid = any(?::text[])', [uids]).update({ last_seen: this.db.fn.now() });
+    // Rows the agent's own auth call refreshed lately are left alone: no write, no row lock against that call.
+    await this.db('devices')
+      .whereRaw('uid = any(?::text[])', [uids])
+      .whereRaw(`last_seen < now() - interval '10 seconds'`)
+      .update({ last_seen: this.db.fn.now() });
   }
 }

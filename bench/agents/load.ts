@@ -1,0 +1,407 @@
+/**
+ * Many agents on one server. Starts `gatehouse serve` on a fresh PostgreSQL database (TEST_DATABASE_URL's server),
+ * registers N agents through the real agent protocol (`POST /api/devices/auth`), accepts them, connects each one's
+ * tunnel (`/agent/connection`, the real multiplexer's agent end answering the server's pings), repeats the auth call
+ * every 30 s with a random phase as agents do, then restarts the server and times the agents' return (agents
+ * reconnect with the agent's own jittered backoff).
+ *
+ * Reports server RSS per agent, server CPU while idle, auth-call latency (p50/p99), and the time until all agents are
+ * back online after the restart.
+ *
+ * Usage: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx bench/agents/load.ts [agents]
+ *        [steady-seconds]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { backoffDelayMs } from '@gatehouse/agent/device-agent';
+import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/agent/mux/index';
+import { WebSocket } from 'ws';
+import { dropDatabase, freshDatabase } from '../../test/support/server';
+
+const N = Number(process.argv[2] ?? 2000);
+const STEADY_SECONDS = Number(process.argv[3] ?? 60);
+const INTERVAL_MS = 30_000;
+const bin = path.resolve('bin/gatehouse.js');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function procStat(pid: number): { rssKiB: number; cpuTicks: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKiB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of /proc/<pid>/stat, i.e. 11 and 12 after the command name.
+  const cpuTicks = Number(fields[11]) + Number(fields[12]);
+  return { rssKiB, cpuTicks };
+}
+const TICKS_PER_SECOND = 100;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** Cumulative server-side duration buckets of the auth route, from the server's own /metrics. */
+async function authBuckets(url: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('gatehouse_http_request_duration_seconds_bucket{')) continue;
+    if (!line.includes('route="/api/devices/auth"')) continue;
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le) out.set(le, Number(line.split(' ').pop()));
+  }
+  return out;
+}
+
+/** The smallest bucket bound holding p percent of the calls between two scrapes (an upper bound of the pXX). */
+function bucketPercentile(before: Map<string, number>, after: Map<string, number>, p: number): string {
+  const deltas = [...after].map(([le, n]) => [le, n - (before.get(le) ?? 0)] as const);
+  const total = deltas.find(([le]) => le === '+Inf')?.[1] ?? 0;
+  const hit = deltas.find(([, n]) => n >= (p / 100) * total);
+  return hit ? (hit[0] === '+Inf' ? '> 2.5 s' : `<= ${Number(hit[0]) * 1000} ms`) : 'n/a';
+}
+
+interface ServerProc {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<unknown>;
+  inspectPort: number;
+}
+
+/**
+ * The server's own view of its memory after a full garbage collection, through the inspector protocol: RSS alone
+ * swings by tens of MiB with the collector's timing, which would drown a per-agent figure.
+ */
+async function serverMemory(
+  inspectPort: number,
+): Promise<{ rss: number; heapUsed: number; external: number }> {
+  const [target] = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as {
+    webSocketDebuggerUrl: string;
+  }[];
+  if (!target) throw new Error('no inspector target');
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await once(ws, 'open');
+  let id = 0;
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<{ result?: { result?: { value?: string } } }>((resolve) => {
+      const mine = ++id;
+      const onMessage = (data: Buffer) => {
+        const msg = JSON.parse(data.toString()) as { id?: number };
+        if (msg.id !== mine) return;
+        ws.off('message', onMessage);
+        resolve(msg as { result?: { result?: { value?: string } } });
+      };
+      ws.on('message', onMessage);
+      ws.send(JSON.stringify({ id: mine, method, params }));
+    });
+  await call('HeapProfiler.enable');
+  await call('HeapProfiler.collectGarbage');
+  await call('HeapProfiler.collectGarbage');
+  const answer = await call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())' });
+  ws.close();
+  return JSON.parse(answer.result?.result?.value ?? '{}');
+}
+
+async function startServer(env: NodeJS.ProcessEnv, port: number): Promise<ServerProc> {
+  const inspectPort = await freePort();
+  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, bin, 'serve'], {
+    env: { ...env, GATEHOUSE_HTTP_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/info`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error('server exited during boot');
+    await sleep(25);
+  }
+  return { child, url, exited, inspectPort };
+}
+
+class LoadAgent {
+  uid = '';
+  token = '';
+  session: MuxSession | undefined;
+  online = false;
+  private attempt = 0;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly fleet: Fleet,
+    private readonly n: number,
+  ) {}
+
+  body() {
+    return {
+      info: {
+        id: 'debian',
+        pretty_name: 'Debian GNU/Linux 12',
+        version: '0.1.0',
+        arch: 'amd64',
+        platform: 'native',
+      },
+      sessions: [],
+      hostname: `load-${this.n}`,
+      identity: {
+        mac: `02:${[24, 16, 8, 0].map((s) => ((this.n >> s) & 255).toString(16).padStart(2, '0')).join(':')}:00`,
+      },
+      public_key: `bench-key-${this.n}`,
+      tenant_id: this.fleet.tenant,
+    };
+  }
+
+  /** The availability call; its latency is what the fleet reports. */
+  async auth(): Promise<void> {
+    const started = performance.now();
+    const res = await fetch(`${this.fleet.url()}/api/devices/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(this.body()),
+    });
+    const answer = (await res.json()) as { uid: string; token: string };
+    if (!res.ok) throw new Error(`auth answered ${res.status}`);
+    this.fleet.authLatencies.push(performance.now() - started);
+    this.uid = answer.uid;
+    this.token = answer.token;
+  }
+
+  async connect(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.auth();
+      const ws = new WebSocket(`${this.fleet.url().replace('http', 'ws')}/agent/connection`, {
+        headers: { authorization: `Bearer ${this.token}` },
+        perMessageDeflate: false,
+        maxPayload: TUNNEL_MAX_MESSAGE,
+      });
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('unexpected-response', (_q, r) => reject(new Error(`tunnel refused ${r.statusCode}`)));
+        ws.once('error', reject);
+      });
+      ws.on('error', () => {});
+      const session = serveTunnel(ws, {
+        onStream: () => Promise.reject(new Error('load agents serve nothing')),
+      });
+      this.session = session;
+      this.online = true;
+      this.attempt = 0;
+      this.fleet.changed();
+      session.once('close', () => {
+        this.online = false;
+        this.session = undefined;
+        this.fleet.changed();
+        this.retry(backoffDelayMs(0));
+      });
+    } catch {
+      this.retry(backoffDelayMs(this.attempt++));
+    }
+  }
+
+  private retry(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.connect(), ms);
+  }
+
+  /** Repeats the auth call every 30 s from a random phase, as the agent does while online. */
+  keepalive(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      if (this.online) this.auth().catch(() => {});
+      this.timer = setTimeout(tick, INTERVAL_MS);
+    };
+    this.timer = setTimeout(tick, Math.random() * INTERVAL_MS);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.session?.close();
+  }
+}
+
+class Fleet {
+  tenant = '';
+  serverUrl = '';
+  authLatencies: number[] = [];
+  agents: LoadAgent[] = [];
+  private waiters: (() => void)[] = [];
+  url() {
+    return this.serverUrl;
+  }
+  onlineCount() {
+    return this.agents.filter((a) => a.online).length;
+  }
+  changed() {
+    for (const w of this.waiters.splice(0)) w();
+  }
+  async allOnline(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.onlineCount() < this.agents.length) {
+      if (Date.now() > deadline) return false;
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+    return true;
+  }
+}
+
+async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: size }, async () => {
+      while (next < items.length) {
+        const item = items[next++] as T;
+        await fn(item);
+      }
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const databaseUrl = await freshDatabase();
+  if (!databaseUrl) throw new Error('set TEST_DATABASE_URL: this bench runs on PostgreSQL');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-agents-'));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GATEHOUSE_DATABASE_URL: databaseUrl,
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_SSH_PORT: String(await freePort()),
+    GATEHOUSE_LOG_LEVEL: 'warn',
+    GATEHOUSE_DATABASE_POOL_MAX: '10',
+  };
+  const fleet = new Fleet();
+  let server: ServerProc | undefined;
+  try {
+    server = await startServer(env, port);
+    fleet.serverUrl = server.url;
+    const setup = spawn(process.execPath, [bin, 'setup-url'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let setupOut = '';
+    setup.stdout?.on('data', (c: Buffer) => {
+      setupOut += c.toString();
+    });
+    await once(setup, 'exit');
+    const sign = new URL(setupOut.trim()).searchParams.get('sign');
+    const user = { name: 'Bench', username: 'bench', email: 'bench@example.com', password: 'bench-pass' };
+    const created = await fetch(`${server.url}/api/setup?sign=${sign}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(user),
+    });
+    if (!created.ok) throw new Error(`setup answered ${created.status}`);
+    const login = (await (
+      await fetch(`${server.url}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'bench', password: 'bench-pass' }),
+      })
+    ).json()) as { token: string; tenant: string };
+    fleet.tenant = login.tenant;
+
+    fleet.agents = Array.from({ length: N }, (_, i) => new LoadAgent(fleet, i + 1));
+    let t = performance.now();
+    await inBatches(fleet.agents, 32, (a) => a.auth());
+    const registerSeconds = (performance.now() - t) / 1000;
+    await inBatches(fleet.agents, 16, async (a) => {
+      const res = await fetch(`${fleet.url()}/api/devices/${a.uid}/accept`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${login.token}` },
+      });
+      if (!res.ok) throw new Error(`accept answered ${res.status}`);
+    });
+    fleet.authLatencies = [];
+    await sleep(3000);
+    const before = procStat(server.child.pid as number);
+    const memBefore = await serverMemory(server.inspectPort);
+
+    t = performance.now();
+    await inBatches(fleet.agents, 64, (a) => a.connect());
+    const connectSeconds = (performance.now() - t) / 1000;
+    if (fleet.onlineCount() !== N) throw new Error(`only ${fleet.onlineCount()} of ${N} online`);
+    for (const a of fleet.agents) a.keepalive();
+
+    // One full interval so every agent has made its auth call and the hub has pinged every tunnel once.
+    await sleep(INTERVAL_MS + 5000);
+    const memOnline = await serverMemory(server.inspectPort);
+    fleet.authLatencies = [];
+    const bucketsBefore = await authBuckets(server.url);
+    const steadyStart = procStat(server.child.pid as number);
+    const steadyStarted = performance.now();
+    await sleep(STEADY_SECONDS * 1000);
+    const steadyEnd = procStat(server.child.pid as number);
+    const bucketsAfter = await authBuckets(server.url);
+    const steadyWall = (performance.now() - steadyStarted) / 1000;
+    const latencies = [...fleet.authLatencies].sort((x, y) => x - y);
+
+    // Restart: agents see their tunnels drop and come back on their own backoff.
+    server.child.kill('SIGTERM');
+    await server.exited;
+    const downAt = performance.now();
+    server = await startServer(env, port);
+    const upAt = performance.now();
+    const back = await fleet.allOnline(120_000);
+    const allBackAt = performance.now();
+
+    const perAgentKiB = (memOnline.rss - memBefore.rss) / 1024 / N;
+    const heapPerAgentKiB =
+      (memOnline.heapUsed + memOnline.external - memBefore.heapUsed - memBefore.external) / 1024 / N;
+    const cpuPercent = ((steadyEnd.cpuTicks - steadyStart.cpuTicks) / TICKS_PER_SECOND / steadyWall) * 100;
+    const results = {
+      agents: N,
+      register_seconds: Number(registerSeconds.toFixed(1)),
+      connect_all_seconds: Number(connectSeconds.toFixed(1)),
+      server_rss_before_tunnels_mib: Number((memBefore.rss / 1048576).toFixed(1)),
+      server_rss_all_online_mib: Number((memOnline.rss / 1048576).toFixed(1)),
+      server_rss_per_agent_kib: Number(perAgentKiB.toFixed(1)),
+      server_heap_and_external_per_agent_kib: Number(heapPerAgentKiB.toFixed(1)),
+      server_rss_unforced_before_and_online_mib: [before.rssKiB, steadyStart.rssKiB].map((k) =>
+        Number((k / 1024).toFixed(1)),
+      ),
+      server_cpu_percent_of_one_core_steady: Number(cpuPercent.toFixed(1)),
+      auth_calls_in_window: latencies.length,
+      auth_p50_ms: Number(percentile(latencies, 50).toFixed(2)),
+      auth_p99_ms: Number(percentile(latencies, 99).toFixed(2)),
+      auth_server_side_p50: bucketPercentile(bucketsBefore, bucketsAfter, 50),
+      auth_server_side_p99: bucketPercentile(bucketsBefore, bucketsAfter, 99),
+      load_average_1m: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
+      restart_server_boot_seconds: Number(((upAt - downAt) / 1000).toFixed(1)),
+      restart_all_back_after_listening_seconds: back
+        ? Number(((allBackAt - upAt) / 1000).toFixed(1))
+        : 'not all',
+      online_after_restart: fleet.onlineCount(),
+    };
+    process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  } finally {
+    for (const a of fleet.agents) a.stop();
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    await dropDatabase(databaseUrl);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
