@@ -9,6 +9,7 @@ import { sshkeyRoutes } from '../sshkeys/routes';
 import { PublicKeyService } from '../sshkeys/service';
 import { GatewayService } from './connector';
 import { LiveSessions } from './live';
+import { WebTerminal } from './web-terminal';
 
 declare module '@gatehouse/core/cradle' {
   interface Cradle {
@@ -39,4 +40,12 @@ export function registerGateway(ctx: RegisterContext): void {
     gatewaySigner: asClass(GatewaySigner).singleton(),
   });
   ctx.routes([...sshkeyRoutes, ...firewallRoutes, ...sessionRoutes]);
+  const terminal = new WebTerminal({
+    gateway: () => ctx.resolve('gatewayConnector'),
+    tokens: () => ctx.resolve('tokens'),
+    users: () => ctx.resolve('users'),
+    preAuthSeconds: ctx.config.ssh.preAuthTimeout,
+    log: ctx.log.child({ part: 'web-terminal' }),
+  });
+  ctx.upgrade(terminal.upgrade, () => terminal.stop());
 }

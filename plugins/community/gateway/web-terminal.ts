@@ -1,0 +1,213 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger, TokenService } from '@gatehouse/core';
+import type ssh2 from 'ssh2';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { UserService } from '../users/service';
+import { type Admission, admit } from './admission';
+import type { GatewayService } from './connector';
+import { UpstreamRefused } from './upstream';
+
+export const WEB_TERMINAL_PATH = '/ws/ssh';
+/** A control frame is small JSON; anything larger is a client bug or hostile. */
+const MAX_CONTROL = 4096;
+
+type Admitted = Extract<Admission, { ok: true }>;
+
+function size(value: string | null, fallback: number): number {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n <= 1000 ? n : fallback;
+}
+
+function refuse(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ message });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * The web terminal's server end (`GET /ws/ssh?token=&target=&cols=&rows=`, session type `web`): the user's token
+ * is checked before the upgrade, the first text frame `{type:'auth', password}` signs in to the device as an SSH
+ * password would, then binary frames carry the terminal both ways and `{type:'resize', cols, rows}` changes its
+ * size. The gateway answers `{type:'error', message}` or `{type:'exit', code}` before it closes.
+ */
+export class WebTerminal {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 1024 * 1024,
+    perMessageDeflate: false,
+  });
+  private readonly sockets = new Set<WebSocket>();
+
+  constructor(
+    private readonly deps: {
+      gateway: () => GatewayService;
+      tokens: () => TokenService;
+      users: () => UserService;
+      preAuthSeconds: number;
+      log: Logger;
+    },
+  ) {}
+
+  readonly upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> => {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    if (url.pathname !== WEB_TERMINAL_PATH) return false;
+    const target = url.searchParams.get('target') ?? '';
+    const claims = await this.deps
+      .tokens()
+      .verify(url.searchParams.get('token') ?? '')
+      .catch(() => undefined);
+    if (claims?.kind !== 'user' || !claims.tenant) {
+      refuse(socket, 401, 'missing or malformed jwt or API token');
+      return true;
+    }
+    const role = await this.deps.users().membership(claims.sub, claims.tenant);
+    if (!role) {
+      refuse(socket, 403, 'not a member of this namespace');
+      return true;
+    }
+    const tenant = claims.tenant;
+    const cols = size(url.searchParams.get('cols'), 80);
+    const rows = size(url.searchParams.get('rows'), 24);
+    const ip = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.sockets.add(ws);
+      ws.once('close', () => this.sockets.delete(ws));
+      this.serve(ws, { target, tenant, cols, rows, ip }).catch((err: unknown) => {
+        this.deps.log.error({ err }, 'web terminal failed');
+        this.fail(ws, 'the gateway could not open the session');
+      });
+    });
+    return true;
+  };
+
+  private fail(ws: WebSocket, message: string): void {
+    if (ws.readyState === ws.OPEN) {
+      ws.send(JSON.stringify({ type: 'error', message }));
+      ws.close(4000, message.slice(0, 120));
+    }
+  }
+
+  private async serve(
+    ws: WebSocket,
+    opts: { target: string; tenant: string; cols: number; rows: number; ip: string },
+  ): Promise<void> {
+    let cols = opts.cols;
+    let rows = opts.rows;
+    const early: Buffer[] = [];
+    let channel: ssh2.ClientChannel | undefined;
+    let password: string | undefined;
+    let onAuth: (() => void) | undefined;
+    let admitted: Admitted | undefined;
+    ws.on('message', (data: RawData, binary: boolean) => {
+      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
+      if (binary) {
+        if (channel) channel.write(buf);
+        else early.push(buf);
+        return;
+      }
+      if (buf.length > MAX_CONTROL) return this.fail(ws, 'control frame too large');
+      let frame: { type?: unknown; password?: unknown; cols?: unknown; rows?: unknown };
+      try {
+        frame = JSON.parse(buf.toString('utf8'));
+      } catch {
+        return;
+      }
+      if (frame.type === 'auth' && typeof frame.password === 'string' && password === undefined) {
+        password = frame.password;
+        onAuth?.();
+      } else if (frame.type === 'resize') {
+        cols = size(String(frame.cols), cols);
+        rows = size(String(frame.rows), rows);
+        channel?.setWindow(rows, cols, 0, 0);
+        if (admitted) {
+          admitted.journal.event('window-change', 0, { cols, rows });
+          if (admitted.record) admitted.journal.resize(0, cols, rows);
+        }
+      }
+    });
+
+    const gateway = this.deps.gateway();
+    const a = await admit(gateway.deps, opts.target, { ip: opts.ip, type: 'web' });
+    if (!a.ok) return this.fail(ws, a.message.replace(/^gatehouse: /, ''));
+    if (a.device.tenant_id !== opts.tenant) {
+      a.journal.event('refused', 0, { reason: 'namespace' });
+      void a.journal.end();
+      return this.fail(ws, 'the device is not in the namespace of this sign-in');
+    }
+    if (password === undefined) {
+      const waited = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), this.deps.preAuthSeconds * 1000);
+        onAuth = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        ws.once('close', () => resolve(false));
+      });
+      if (!waited) {
+        void a.journal.end();
+        return this.fail(ws, 'no password was given in time');
+      }
+    }
+    let upstream: ssh2.Client;
+    try {
+      upstream = await gateway.upstream(a, { password: password as string });
+    } catch (err) {
+      a.journal.event('auth-failed', 0, { method: 'password' });
+      void a.journal.end();
+      return this.fail(
+        ws,
+        err instanceof UpstreamRefused ? 'wrong user name or password' : 'the device is not reachable now',
+      );
+    }
+    admitted = a;
+    a.journal.event('authenticated', 0, { method: 'password' });
+    a.journal.update({ authenticated: true, term: 'xterm-256color' });
+    const end = () => {
+      upstream.end();
+      if (ws.readyState === ws.OPEN) ws.close(1000, 'closed');
+    };
+    gateway.live.add(a.journal.uid, end);
+    ws.once('close', () => {
+      upstream.end();
+      gateway.live.delete(a.journal.uid);
+      void a.journal.end();
+    });
+    upstream.on('close', () => {
+      if (ws.readyState === ws.OPEN) ws.close(1000, 'closed');
+    });
+    a.journal.event('pty-req', 0, { term: 'xterm-256color', cols, rows });
+    a.journal.event('shell', 0);
+    upstream.shell({ term: 'xterm-256color', cols, rows, width: 0, height: 0 }, (err, ch) => {
+      if (err) return this.fail(ws, 'the device refused the shell');
+      channel = ch;
+      if (a.record) {
+        a.journal.update({ recorded: true });
+        a.journal.resize(0, cols, rows);
+      }
+      if (a.announcement) ws.send(Buffer.from(`${a.announcement.replace(/\r?\n/g, '\r\n')}\r\n`));
+      for (const b of early.splice(0)) ch.write(b);
+      const out = (chunk: Buffer) => {
+        if (a.record) a.journal.output(0, chunk, cols, rows);
+        ws.send(chunk);
+      };
+      ch.on('data', out);
+      ch.stderr.on('data', out);
+      ch.on('exit', (code: number | null, signal?: string) => {
+        a.journal.event(typeof code === 'number' ? 'exit-status' : 'exit-signal', 0, code ?? signal);
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'exit', code: code ?? undefined }));
+      });
+      ch.on('close', () => {
+        if (ws.readyState === ws.OPEN) ws.close(1000, 'session ended');
+        upstream.end();
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    for (const ws of this.sockets) ws.terminate();
+    this.wss.close();
+  }
+}
