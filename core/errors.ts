@@ -14,7 +14,7 @@ export class HttpError extends Error {
    * body. A registered symbol brand makes `instanceof HttpError` hold across both copies; subclasses keep the
    * ordinary prototype check.
    */
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: the class being asked about decides which check applies
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     return (

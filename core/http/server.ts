@@ -79,6 +79,8 @@ export function createHttpApp(deps: {
   app.use(
     bodyParser({
       enableTypes: ['json'],
+      // SPEC.md has DELETE calls with a body (e.g. removing a firewall rule's tag).
+      parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
       jsonLimit: config.http.bodyLimit,
       encoding: 'utf-8',
       onError(err) {

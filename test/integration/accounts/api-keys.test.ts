@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { startServer, type TestServer } from '../../support/server';
 import { createKey, createTeam, type Team } from './team';
 
-describe('accounts: API keys', () => {
+describe('accounts: API keys', function () {
+  // Each user costs a password hash or two (scrypt, 32 MiB): slow on two busy cores and on PGlite.
+  this.timeout(90_000);
   let server: TestServer;
   let team: Team;
   before(async () => {

@@ -10,7 +10,9 @@ async function attempt(server: TestServer, username: string, password: string) {
   return { status: res.status, lockout: res.headers.get('x-account-lockout') };
 }
 
-describe('accounts: login lockout per source and user', () => {
+describe('accounts: login lockout per source and user', function () {
+  // Each user costs a password hash or two (scrypt, 32 MiB): slow on two busy cores and on PGlite.
+  this.timeout(90_000);
   let server: TestServer;
   before(async () => {
     server = await startServer({
@@ -70,7 +72,9 @@ describe('accounts: login lockout per source and user', () => {
   });
 });
 
-describe('accounts: lockout counters shared through Redis', () => {
+describe('accounts: lockout counters shared through Redis', function () {
+  // Each user costs a password hash or two (scrypt, 32 MiB): slow on two busy cores and on PGlite.
+  this.timeout(90_000);
   let a: TestServer;
   let b: TestServer;
   before(async () => {

@@ -10,7 +10,9 @@ function codes(secret: string) {
   return { now: totpCode(secret, now), next: totpCode(secret, now + 30) };
 }
 
-describe('accounts: multi-factor sign-in (TOTP) over a real SMTP server', () => {
+describe('accounts: multi-factor sign-in (TOTP) over a real SMTP server', function () {
+  // Each user costs a password hash or two (scrypt, 32 MiB): slow on two busy cores and on PGlite.
+  this.timeout(90_000);
   let server: TestServer;
   let smtp: TestSmtp;
   before(async () => {

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { startServer, type TestServer } from '../../support/server';
 import { createTeam, createUser, PASSWORD, switchTo } from './team';
 
-describe('accounts: namespaces and members', () => {
+describe('accounts: namespaces and members', function () {
+  // Each user costs a password hash or two (scrypt, 32 MiB): slow on two busy cores and on PGlite.
+  this.timeout(90_000);
   let server: TestServer;
   before(async () => {
     server = await startServer({ ssh: false });
@@ -163,6 +165,36 @@ describe('accounts: namespaces and members', () => {
       token: team.tokens.owner,
     });
     expect(owner.status).to.equal(403);
+  });
+
+  it('lets an edition keep invites pending through the member.invite hook; a pending member has no access', async () => {
+    const team = await createTeam(server, 'hooked');
+    const invitee = await createUser(server, 'hooked-invitee');
+    let seen: { email: string; role: string; namespace: string } | undefined;
+    let active = true;
+    server.kernel.hooks.on('member.invite', (invite) => {
+      if (!active) return;
+      seen = { email: invite.email, role: invite.role, namespace: invite.namespace };
+      invite.status = 'pending';
+    });
+    try {
+      const res = await server.api('POST', `/api/namespaces/${team.tenant}/members`, {
+        token: team.tokens.owner,
+        body: { email: 'hooked-invitee@example.com', role: 'operator' },
+      });
+      expect(res.status).to.equal(200);
+      expect(seen).to.deep.equal({
+        email: 'hooked-invitee@example.com',
+        role: 'operator',
+        namespace: 'hooked-ns',
+      });
+      const member = res.body.members.find((m: { id: string }) => m.id === invitee.id);
+      expect(member.status).to.equal('pending');
+      const sw = await server.api('GET', `/api/auth/token/${team.tenant}`, { token: invitee.token });
+      expect(sw.status).to.equal(403);
+    } finally {
+      active = false;
+    }
   });
 
   it('deletes a namespace with everything in it, owner only', async () => {

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { startServer, type TestServer } from '../../support/server';
 import { createUser, PASSWORD } from './team';
 
-describe('accounts: login, profile changes, namespace switch and tokens', () => {
+describe('accounts: login, profile changes, namespace switch and tokens', function () {
+  // Each user costs a password hash or two (scrypt, 32 MiB): slow on two busy cores and on PGlite.
+  this.timeout(90_000);
   let server: TestServer;
   before(async () => {
     server = await startServer({

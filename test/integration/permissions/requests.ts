@@ -39,9 +39,18 @@ export function fillPath(route: RegisteredRoute, values: Record<string, string> 
 export function sampleBody(route: RegisteredRoute): unknown {
   const schema = route.schema.body as TSchema | undefined;
   if (!schema) return undefined;
+  let body: unknown;
   try {
-    return Value.Create(schema);
+    body = Value.Create(schema);
   } catch {
-    return {};
+    body = {};
   }
+  // Empty strings and lists rarely pass minLength/minItems: fill the common shared fields with valid values.
+  const props = (schema.properties ?? {}) as Record<string, unknown>;
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    const b = body as Record<string, unknown>;
+    if ('tags' in props) b.tags = ['perm-tag'];
+    if ('tag' in props) b.tag = 'perm-tag';
+  }
+  return body;
 }

@@ -1,14 +1,16 @@
 import { type Role, roles } from '@gatehouse/core';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
 import { expect } from 'chai';
+import ssh2 from 'ssh2';
 import { startServer, type TestServer } from '../../support/server';
 import { createKey, createTeam, type Team } from '../accounts/team';
 import { fillPath, sampleBody } from './requests';
 
 /**
  * Tenant isolation: callers of namespace A (every role, by token and by API key) aim every call that takes an id at
- * the objects of namespace B. No answer may succeed; the accounts calls must answer exactly 403 or 404; and B must
- * be intact afterwards.
+ * the objects of namespace B: its tenant, members and API key, and, where those features are loaded, a public key
+ * and a firewall rule created in B. Each such call must answer 403 or 404, and B must be intact afterwards. Calls
+ * whose ids B has no object for get well-formed random ids and must simply not fail (no 5xx).
  */
 describe('permissions: tenant isolation between two namespaces', function () {
   this.timeout(180_000);
@@ -17,8 +19,13 @@ describe('permissions: tenant isolation between two namespaces', function () {
   let b: Team;
   const aKeys = {} as Record<Role, string>;
   let bKey: string;
+  let bFingerprint: string | undefined;
+  let bRule: string | undefined;
+  const has = (method: string, path: string) =>
+    server.kernel.routes.some((r) => r.method === method && r.path === path);
 
-  before(async () => {
+  before(async function () {
+    this.timeout(120_000);
     server = await startServer({ ssh: false });
     await server.setup();
     a = await createTeam(server, 'iso-a');
@@ -27,13 +34,50 @@ describe('permissions: tenant isolation between two namespaces', function () {
       aKeys[role] = await createKey(server, a.tokens.owner, `a-${role.slice(0, 5)}`, role);
     bKey = 'b-secret-key';
     await createKey(server, b.tokens.owner, bKey, 'observer');
+    if (has('POST', '/api/sshkeys/public-keys')) {
+      const pair = ssh2.utils.generateKeyPairSync('ed25519');
+      const res = await server.api('POST', '/api/sshkeys/public-keys', {
+        token: b.tokens.owner,
+        body: {
+          data: Buffer.from(pair.public).toString('base64'),
+          filter: { hostname: '.*' },
+          name: 'b-key',
+          username: '.*',
+        },
+      });
+      if (res.status !== 200) throw new Error(`public key in B: ${res.status} ${JSON.stringify(res.body)}`);
+      bFingerprint = res.body.fingerprint;
+    }
+    if (has('POST', '/api/firewall/rules')) {
+      const res = await server.api('POST', '/api/firewall/rules', {
+        token: b.tokens.owner,
+        body: {
+          action: 'deny',
+          active: true,
+          filter: { hostname: '.*' },
+          priority: 1,
+          source_ip: '.*',
+          username: '.*',
+        },
+      });
+      if (res.status !== 200)
+        throw new Error(`firewall rule in B: ${res.status} ${JSON.stringify(res.body)}`);
+      bRule = res.body.id;
+    }
   });
   after(async () => {
     await server?.stop();
   });
 
-  /** B's objects by path parameter name: its tenant, a member, its key. */
-  const bValues = () => ({ tenant: b.tenant, uid: b.ids.operator, id: b.ids.operator, key: bKey });
+  /** B's real objects for a route's path parameters; empty when B has none of the kind the route takes. */
+  const bValues = (r: RegisteredRoute): Record<string, string> => {
+    if (r.path.startsWith('/api/namespaces/api-key')) return { key: bKey };
+    if (r.path.startsWith('/api/namespaces/')) return { tenant: b.tenant, uid: b.ids.operator };
+    if (r.path.includes(':tenant')) return { tenant: b.tenant };
+    if (r.path.startsWith('/api/sshkeys/public-keys/') && bFingerprint) return { fingerprint: bFingerprint };
+    if (r.path.startsWith('/api/firewall/rules/') && bRule) return { id: bRule };
+    return {};
+  };
   /** Valid bodies where TypeBox's sample is not (formats, unions), so the request reaches the tenant check. */
   const bodies: Record<string, unknown> = {
     'POST /api/namespaces/:tenant/members': { email: 'iso-a-opera@example.com', role: 'observer' },
@@ -42,15 +86,13 @@ describe('permissions: tenant isolation between two namespaces', function () {
     'PATCH /api/namespaces/api-key/:key': { name: 'hijacked' },
   };
   const withIds = (r: RegisteredRoute) => /:[A-Za-z]/.test(r.path) && !r.auth.includes('none');
-  const accounts = (r: RegisteredRoute) =>
-    r.path.startsWith('/api/namespaces/') ||
-    r.path.startsWith('/api/auth/token') ||
-    r.path.startsWith('/api/token');
 
   it('never lets a caller of A act on B', async () => {
     const leaks: string[] = [];
     for (const r of server.kernel.routes.filter(withIds)) {
-      const path = fillPath(r, bValues());
+      const values = bValues(r);
+      const aimsAtB = Object.keys(values).length > 0;
+      const path = fillPath(r, values);
       for (const role of roles) {
         const callers = [
           ...(r.auth.includes('user') ? [{ token: a.tokens[role], who: `${role} token` }] : []),
@@ -62,7 +104,7 @@ describe('permissions: tenant isolation between two namespaces', function () {
             apiKey: c.apiKey,
             body: bodies[`${r.method} ${r.path}`] ?? sampleBody(r),
           });
-          const ok = accounts(r) ? [403, 404].includes(res.status) : res.status >= 400 && res.status < 500;
+          const ok = aimsAtB ? [403, 404].includes(res.status) : res.status < 500;
           if (!ok)
             leaks.push(`${r.method} ${path} as A's ${c.who} -> ${res.status} ${JSON.stringify(res.body)}`);
         }
@@ -79,6 +121,15 @@ describe('permissions: tenant isolation between two namespaces', function () {
     expect(ns.body.members.find((m: { id: string }) => m.id === b.ids.operator)?.role).to.equal('operator');
     const keys = await server.api('GET', '/api/namespaces/api-key', { token: b.tokens.owner });
     expect(keys.body.map((k: { name: string }) => k.name)).to.include(bKey);
+    if (bFingerprint) {
+      const pk = await server.api('GET', '/api/sshkeys/public-keys', { token: b.tokens.owner });
+      expect(pk.body.map((k: { fingerprint: string }) => k.fingerprint)).to.include(bFingerprint);
+    }
+    if (bRule) {
+      const rule = await server.api('GET', `/api/firewall/rules/${bRule}`, { token: b.tokens.owner });
+      expect(rule.status).to.equal(200);
+      expect(rule.body.priority).to.equal(1);
+    }
   });
 
   it("does not list B's namespace or keys to A", async () => {
