@@ -55,7 +55,7 @@ describe('web console: the owner manages keys, members and their own account', f
     await expectAccessible(page, 'create API key dialog');
     await dialog.getByRole('button', { name: 'Create key' }).click();
     const shown = page.getByRole('dialog', { name: 'API key created' });
-    const key = (await shown.locator('code').textContent()) ?? '';
+    const key = await shown.getByLabel('API key', { exact: true }).inputValue();
     expect(key).to.match(/^[0-9a-f-]{36}$/);
     await shown.getByRole('button', { name: 'Close' }).click();
     await page.getByRole('table', { name: 'API keys' }).getByText('ci-deploy').waitFor();
@@ -148,7 +148,7 @@ describe('web console: the owner manages keys, members and their own account', f
     await page.getByRole('button', { name: 'Set up two-step verification' }).click();
     await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
     await expectAccessible(page, 'two-step setup');
-    const secret = (await page.locator('#copy-secret\\ key').textContent()) ?? '';
+    const secret = await page.getByLabel('secret key', { exact: true }).inputValue();
     expect(secret).to.match(/^[A-Z2-7]{16,}$/);
     const turnOn = page.getByRole('button', { name: 'Turn on' });
     expect(await turnOn.isDisabled()).to.equal(true);

@@ -1,6 +1,7 @@
 import {
   Alert,
   Card,
+  type Device,
   Empty,
   ErrorState,
   formatDate,
@@ -72,15 +73,30 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
     () => api.call<Session>('getSession', { params: { uid }, context: 'Could not load the session' }),
     [api, uid],
   );
+  const deviceUid = session.data?.device_uid;
+  const looked = useResource(async () => {
+    if (!deviceUid || session.data?.device) return session.data?.device ?? null;
+    for (const call of ['getDevice', 'getContainer'] as const) {
+      try {
+        return await api.call<Device>(call, { params: { uid: deviceUid } });
+      } catch {
+        // Not of this kind, or removed since.
+      }
+    }
+    return null;
+  }, [api, deviceUid]);
   if (session.error) return <ErrorState message={session.error} onRetry={session.reload} />;
   if (!session.data) return <Loading />;
   const s = session.data;
+  const device = s.device ?? looked.data ?? undefined;
+  const devicePath =
+    device?.info?.platform === 'docker' ? `/container/${s.device_uid}` : `/device/${s.device_uid}`;
   const events = s.events?.items ?? [];
   const seats = s.events?.seats && s.events.seats.length > 0 ? s.events.seats : [0];
   return (
     <>
       <PageHeader
-        title={`Session on ${s.device?.name ?? s.device_uid.slice(0, 12)}`}
+        title={`Session on ${device?.name ?? s.device_uid.slice(0, 12)}`}
         description={<Link to="/sessions">← All sessions</Link>}
       />
       <div className="stack">
@@ -93,7 +109,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
               </dd>
               <dt>Device</dt>
               <dd>
-                <Link to={`/device/${s.device_uid}`}>{s.device?.name ?? s.device_uid}</Link>
+                <Link to={devicePath}>{device?.name ?? s.device_uid}</Link>
               </dd>
               <dt>User</dt>
               <dd>{s.username}</dd>

@@ -2,6 +2,7 @@ import {
   Card,
   createColumnHelper,
   DataTable,
+  type Device,
   Empty,
   formatDate,
   formatRelative,
@@ -35,6 +36,27 @@ export function SessionsPage() {
     () => api.page<Session>('listSessions', { query: { page: query.page, per_page: query.perPage } }),
     [api, query.page, query.perPage, user.tenant],
   );
+  // SPEC.md gives each session its device "when it still exists"; when the answer leaves it out, the names
+  // are looked up once per page, so a person reads device names rather than uids.
+  const missing = [
+    ...new Set((sessions.data?.items ?? []).filter((s) => !s.device).map((s) => s.device_uid)),
+  ];
+  const names = useResource(async () => {
+    const found: Record<string, string> = {};
+    await Promise.all(
+      missing.map(async (uid) => {
+        for (const call of ['getDevice', 'getContainer'] as const) {
+          try {
+            found[uid] = (await api.call<Device>(call, { params: { uid } })).name;
+            return;
+          } catch {
+            // Not of this kind (or removed): try the other list, else keep the short uid.
+          }
+        }
+      }),
+    );
+    return found;
+  }, [api, missing.join(',')]);
   const column = createColumnHelper<Session>();
   const columns = useMemo(
     () => [
@@ -73,6 +95,18 @@ export function SessionsPage() {
     ],
     [column],
   );
+  // react-table caches cell values per row object, so the looked-up names go into new row objects.
+  const page = useMemo(() => {
+    if (!sessions.data) return undefined;
+    const known = names.data ?? {};
+    return {
+      ...sessions.data,
+      items: sessions.data.items.map((s) => {
+        const name = known[s.device_uid];
+        return s.device || !name ? s : { ...s, device: { uid: s.device_uid, name } as Device };
+      }),
+    };
+  }, [sessions.data, names.data]);
   return (
     <>
       <PageHeader title="Sessions" description="Every SSH and web terminal connection through the gateway." />
@@ -80,7 +114,7 @@ export function SessionsPage() {
         <DataTable
           label="Sessions"
           columns={columns}
-          page={sessions.data}
+          page={page}
           loading={sessions.loading}
           error={sessions.error}
           onRetry={sessions.reload}

@@ -131,7 +131,7 @@ export function Playback({ entries }: { entries: RecordedEntry[] }) {
         style={{ height: 'auto', minHeight: 200, overflowX: 'auto' }}
         ref={host}
         data-testid="playback"
-        role="img"
+        role="region"
         aria-label="Recorded terminal output"
       />
     </div>

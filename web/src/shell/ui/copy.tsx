@@ -8,12 +8,9 @@ export function CopyField({ value, label }: { value: string; label: string }) {
       await navigator.clipboard.writeText(value);
     } catch {
       // Clipboard access needs a secure context; fall back to selecting the text for a manual copy.
-      const range = document.createRange();
       const node = document.getElementById(`copy-${label}`);
-      if (node) {
-        range.selectNodeContents(node);
-        window.getSelection()?.removeAllRanges();
-        window.getSelection()?.addRange(range);
+      if (node instanceof HTMLInputElement) {
+        node.select();
         document.execCommand('copy');
       }
     }
@@ -22,7 +19,14 @@ export function CopyField({ value, label }: { value: string; label: string }) {
   };
   return (
     <div className="copy">
-      <code id={`copy-${label}`}>{value}</code>
+      <input
+        id={`copy-${label}`}
+        className="copy-value"
+        readOnly
+        value={value}
+        aria-label={label}
+        onFocus={(e) => e.target.select()}
+      />
       <button type="button" className="btn btn-sm" onClick={copy} aria-label={`Copy ${label}`}>
         {copied ? icons.check : icons.copy}
         <span className="hide-small">{copied ? 'Copied' : 'Copy'}</span>
