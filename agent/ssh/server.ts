@@ -28,6 +28,8 @@ export interface AgentSshServerOptions {
   gatewaySigner?: GatewaySigner;
   /** Where the local accounts live (tests point these at fixtures). */
   accountFiles?: { passwd?: string; shadow?: string };
+  /** OpenSSH's sftp-server path or 'builtin'; by default the device's sftp-server if present. */
+  sftpServer?: string | 'builtin';
   log: (message: string) => void;
 }
 
@@ -124,6 +126,7 @@ export class AgentSshServer {
         serveSession(accept(), {
           account: signedIn,
           log,
+          sftpServer: this.options.sftpServer,
           startAgentForwarding: () => startAgentForwarding(connection, signedIn, log),
         });
       });

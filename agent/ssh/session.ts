@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import type { ServerChannel, Session } from 'ssh2';
+import { serveBuiltinSftp } from './builtin-sftp';
 import { ChannelOutput } from './channel-output';
 import type { LocalAccount } from './local-accounts';
 import { acceptableClientVariable, loginEnvironment, switchUserOptions } from './login-environment';
@@ -33,6 +34,8 @@ export interface SessionContext {
   /** Starts agent forwarding for this session; answers the SSH_AUTH_SOCK path. */
   startAgentForwarding?: () => Promise<string>;
   log: (message: string) => void;
+  /** Path of OpenSSH's sftp-server, or 'builtin'; found on the device when not given. */
+  sftpServer?: string | 'builtin';
 }
 
 /**
@@ -115,8 +118,23 @@ export function serveSession(session: Session, context: SessionContext): void {
   session.on('shell', (accept) => start(accept(), undefined));
   session.on('exec', (accept, _reject, info) => start(accept(), info.command));
 
+  // ssh2 hands the raw channel to 'subsystem' listeners unless an 'sftp' listener exists,
+  // so the built-in server is only registered when it is the one to use.
+  const sftpServer = context.sftpServer === undefined ? systemSftpServer() : context.sftpServer;
+  if (sftpServer === 'builtin' || sftpServer === undefined) {
+    session.on('sftp', (accept, reject) => {
+      if (account.uid !== process.getuid?.()) {
+        // In-process file access would bypass the account's permissions.
+        context.log(`sftp for ${account.name} refused: no sftp-server on this device`);
+        reject?.();
+        return;
+      }
+      serveBuiltinSftp(accept(), account.home);
+    });
+  }
+
   session.on('subsystem', (accept, reject, info) => {
-    const server = info.name === 'sftp' ? systemSftpServer() : undefined;
+    const server = info.name === 'sftp' && sftpServer !== 'builtin' ? sftpServer : undefined;
     if (!server) {
       context.log(`subsystem ${info.name} refused: not available on this device`);
       reject?.();
