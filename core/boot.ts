@@ -36,6 +36,8 @@ export interface KernelOptions {
   ssh?: boolean;
   /** Skip binding HTTP (CLI commands that only need the store). */
   http?: boolean;
+  /** Plugins loaded after the edition's own (tests of core conventions use a fixture plugin this way). */
+  extraPlugins?: PluginManifest[];
 }
 
 /**
@@ -109,6 +111,7 @@ export class Kernel {
       }
       plugins.push(manifest);
     }
+    plugins.push(...(opts.extraPlugins ?? []));
     const kernel = new Kernel(config, log, plugins, opts);
     await kernel.timed('register', async () => {
       for (const p of plugins) kernel.registerPlugin(p);
