@@ -5,6 +5,9 @@ import type { NewRecord, SessionEvent, SessionService } from '../sessions/servic
 /** How often buffered terminal output goes to the store, and the most kept in memory before a flush is forced. */
 const FLUSH_MS = 250;
 const FLUSH_ENTRIES = 512;
+/** Output within this many milliseconds of the previous entry joins it, up to this many characters. */
+const COALESCE_MS = 20;
+const COALESCE_CHARS = 256 * 1024;
 
 /**
  * What one gateway session writes to the store: its events and, with recording on, the terminal output of each
@@ -43,7 +46,22 @@ export class SessionJournal {
     }
     const message = decoder.write(chunk);
     if (!message) return;
-    this.records.push({ seat, message, time: new Date(), width, height });
+    const now = new Date();
+    // Output arriving in a burst becomes one entry: far fewer rows to write, and players cannot show a
+    // difference of a few milliseconds anyway.
+    const last = this.records.at(-1);
+    if (
+      last &&
+      last.seat === seat &&
+      last.width === width &&
+      last.height === height &&
+      now.getTime() - last.time.getTime() < COALESCE_MS &&
+      last.message.length < COALESCE_CHARS
+    ) {
+      last.message += message;
+      return;
+    }
+    this.records.push({ seat, message, time: now, width, height });
     if (this.records.length >= FLUSH_ENTRIES) this.flush();
     else this.schedule();
   }
