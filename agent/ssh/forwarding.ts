@@ -20,6 +20,8 @@ export function serveDirectTcpip(connection: Connection, log: (message: string) 
       socket.removeAllListeners('error');
       socket.on('error', () => channel.destroy());
       channel.on('error', () => socket.destroy());
+      // A closed channel must not leave the socket half-open (an idle keep-alive peer would hold it).
+      channel.on('close', () => socket.destroy());
       socket.pipe(channel).pipe(socket);
     });
   });
@@ -66,6 +68,7 @@ export function serveRemoteForwarding(
           if (error) return socket.destroy();
           socket.on('error', () => channel.destroy());
           channel.on('error', () => socket.destroy());
+          channel.on('close', () => socket.destroy());
           socket.pipe(channel).pipe(socket);
         },
       );
@@ -124,6 +127,7 @@ export async function startAgentForwarding(
       (channel) => {
         socket.on('error', () => channel.destroy());
         channel.on('error', () => socket.destroy());
+        channel.on('close', () => socket.destroy());
         socket.pipe(channel).pipe(socket);
       },
       (error: Error) => {

@@ -285,6 +285,33 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
     expect((await forward).code).to.equal(0);
   });
 
+  it('forwards a port on the device back to the client (-R)', async () => {
+    const web = createServer((_req, res) => res.end('hello through -R'));
+    web.listen(0, '127.0.0.1');
+    await once(web, 'listening');
+    const devicePort = await freePort();
+    const forward = runWithPassword(PASSWORD, 'ssh', [
+      ...baseSshOptions(port),
+      ...passwordOptions(),
+      '-o',
+      'ExitOnForwardFailure=yes',
+      '-R',
+      `${devicePort}:127.0.0.1:${(web.address() as AddressInfo).port}`,
+      `${me}@127.0.0.1`,
+      'sleep 4',
+    ]);
+    try {
+      // The agent listens on the device (this machine) and hands connections to the client.
+      await waitForListener(devicePort);
+      const response = await fetch(`http://127.0.0.1:${devicePort}/`);
+      expect(await response.text()).to.equal('hello through -R');
+    } finally {
+      web.close();
+    }
+    const result = await forward;
+    expect(result.code, result.stderr).to.equal(0);
+  });
+
   it('serves several channels on one connection (ControlMaster)', async () => {
     const control = join(dir, 'control.sock');
     const target = `${me}@127.0.0.1`;
