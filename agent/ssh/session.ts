@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync } from 'node:fs';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import type { ServerChannel, Session } from 'ssh2';
 import { serveBuiltinSftp } from './builtin-sftp';
@@ -178,6 +178,18 @@ function runPiped(
   return { signal: (name) => child.kill(`SIG${name}` as NodeJS.Signals) };
 }
 
+/** Bytes waiting for the client before the pty is no longer read. */
+const PTY_BACKLOG_LIMIT = 1024 * 1024;
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 const SIGNAL_NAMES: Record<number, string> = {
   1: 'HUP',
   2: 'INT',
@@ -203,17 +215,50 @@ function runInPty(
     encoding: null,
     ...switchUserOptions(account),
   });
+  // Linux hangs up the pty master as soon as the last slave descriptor closes, and output
+  // the child wrote just before exiting but that we had not read yet is dropped (seen as
+  // the last ~14 KB of a `seq` missing whenever the event loop was busy). Holding a slave
+  // descriptor until the exit is handled keeps that tail readable.
+  const ptsName = (term as unknown as { ptsName?: string }).ptsName;
+  let slave: number | undefined;
+  try {
+    if (ptsName) slave = openSync(ptsName, constants.O_RDWR | constants.O_NOCTTY);
+  } catch {
+    slave = undefined;
+  }
+  // Flow control: stop reading the pty while the channel is backed up, as sshd does, but
+  // only past a large backlog. Output left in the pty when the child exits is lost if it
+  // is not read promptly (node-pty gives up on the pty 200 ms after the exit, and pausing
+  // at every full write lost the tail of a 200 KB `seq`); while paused we also watch for
+  // the child's exit and read the rest at once.
+  let paused = false;
+  let childGone = false;
+  let watch: NodeJS.Timeout | undefined;
+  const resume = () => {
+    if (!paused) return;
+    paused = false;
+    clearInterval(watch);
+    term.resume();
+  };
   term.onData((data: string | Buffer) => {
-    if (!channel.write(data)) {
-      term.pause();
-      channel.once('drain', () => term.resume());
-    }
+    channel.write(data);
+    if (channel.writableLength < PTY_BACKLOG_LIMIT || paused || childGone) return;
+    paused = true;
+    term.pause();
+    channel.once('drain', resume);
+    watch = setInterval(() => {
+      if (processExists(term.pid)) return;
+      childGone = true;
+      resume();
+    }, 50);
   });
   // node-pty's typings only name strings, but its Unix terminal writes whatever the
   // socket takes; passing bytes keeps split UTF-8 sequences and binary input intact.
   const input = term as unknown as { write(data: Buffer): void };
   channel.on('data', (data: Buffer) => input.write(data));
   term.onExit(({ exitCode, signal }) => {
+    clearInterval(watch);
+    if (slave !== undefined) closeSync(slave);
     if (signal) channel.exit(SIGNAL_NAMES[signal] ?? 'KILL', false, '');
     else channel.exit(exitCode);
     channel.end();

@@ -221,6 +221,42 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
     }
   });
 
+  it('delivers all output of a PTY command before its exit status', async () => {
+    // An ssh2 client, as the gateway is: sshpass runs OpenSSH in a pty of its own and may
+    // drop the tail of a -tt session's output when ssh exits, which would hide our part.
+    const client = new ssh2.Client();
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve()).once('error', reject);
+      client.connect({ host: '127.0.0.1', port, username: me, password: PASSWORD });
+    });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { text, code } = await new Promise<{ text: string; code: number }>((resolve, reject) => {
+          client.exec(
+            'seq 1 30000; exit 4',
+            { pty: { rows: 24, cols: 80, term: 'xterm' } },
+            (error, channel) => {
+              if (error) return reject(error);
+              const chunks: Buffer[] = [];
+              let status = -1;
+              channel.on('data', (chunk: Buffer) => chunks.push(chunk));
+              channel.on('exit', (exit: number) => {
+                status = exit;
+              });
+              channel.on('close', () => resolve({ text: Buffer.concat(chunks).toString(), code: status }));
+            },
+          );
+        });
+        expect(code).to.equal(4);
+        const lines = text.trim().split(/\r?\n/);
+        expect(lines.length).to.equal(30000);
+        expect(lines.at(-1)).to.equal('30000');
+      }
+    } finally {
+      client.end();
+    }
+  });
+
   it('copies a multi-megabyte file both ways with sftp and scp intact', async () => {
     const data = randomBytes(6 * 1024 * 1024 + 123);
     const local = join(dir, 'upload.bin');
