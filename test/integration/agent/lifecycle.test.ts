@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createConnection, createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -138,6 +138,52 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
     agents.push(lost);
     await lost.waitFor(/server unreachable at http:\/\/127\.0\.0\.1:1/);
     await lost.waitFor(/next attempt in \d+\.\d s/);
+  });
+
+  it('notices a server that went silent without closing and reconnects', async () => {
+    // A relay between agent and server that can stop carrying bytes while keeping its
+    // connections open, as a dead NAT mapping or a frozen server does.
+    const frozen = new Set<import('node:net').Socket>();
+    let freeze = false;
+    const relay = createTcpServer((inbound) => {
+      const outbound = createConnection({ host: '127.0.0.1', port: Number(new URL(server.url).port) });
+      for (const [from, to] of [
+        [inbound, outbound],
+        [outbound, inbound],
+      ] as const) {
+        from.on('data', (chunk) => {
+          if (!freeze || !frozen.has(inbound)) to.write(chunk);
+        });
+        from.on('error', () => to.destroy());
+        from.on('close', () => to.destroy());
+      }
+      connections.push(inbound);
+    });
+    const connections: import('node:net').Socket[] = [];
+    relay.listen(0, '127.0.0.1');
+    await once(relay, 'listening');
+    try {
+      const agent = startAgent({
+        GATEHOUSE_SERVER_ADDRESS: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+        GATEHOUSE_PREFERRED_IDENTITY: 'id-silent',
+      });
+      await agent.waitFor(/pending acceptance/);
+      let online = server.nextTunnel();
+      const agentOnline = agent.waitForNext(/online: device/);
+      server.setStatus([...server.devices.keys()][0]!, 'accepted');
+      await online;
+      await agentOnline;
+      online = server.nextTunnel();
+      // Everything open now goes silent; connections made from here on pass.
+      for (const socket of connections) frozen.add(socket);
+      freeze = true;
+      await agent.waitForNext(/server stopped answering pings; reconnecting/);
+      const second = await online;
+      expect(await second.ping()).to.be.at.least(0);
+    } finally {
+      for (const socket of connections) socket.destroy();
+      relay.close();
+    }
   });
 
   it('shuts down cleanly on SIGTERM and SIGINT', async () => {
