@@ -162,6 +162,13 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
     }
   });
 
+  it('runs a shell without a PTY that reads its commands from stdin', async () => {
+    const result = await ssh(['-T', `${me}@127.0.0.1`], 'echo "no tty: $(tty)"; echo oops >&2; exit 5\n');
+    expect(result.stdout).to.equal('no tty: not a tty\n');
+    expect(result.stderr).to.equal('oops\n');
+    expect(result.code).to.equal(5);
+  });
+
   it('passes stdin to the command and ends it', async () => {
     const result = await ssh([`${me}@127.0.0.1`, 'wc -c'], 'x'.repeat(100_000));
     expect(result.stdout.trim()).to.equal('100000');
