@@ -36,12 +36,24 @@ export async function findAccount(
   return accounts.find((account) => account.name === name);
 }
 
-/** The hash field of /etc/shadow for `name`, or undefined when the user has none. */
-export async function shadowHash(name: string, shadowPath = '/etc/shadow'): Promise<string | undefined> {
+/**
+ * The hash field of /etc/shadow for `name`, or undefined when the user has none or the
+ * account has expired (field 8: days since 1970-01-01 after which it may not sign in).
+ */
+export async function shadowHash(
+  name: string,
+  shadowPath = '/etc/shadow',
+  now: Date = new Date(),
+): Promise<string | undefined> {
   const text = await readFile(shadowPath, 'utf8');
   for (const line of text.split('\n')) {
     const fields = line.split(':');
-    if (fields[0] === name) return fields[1];
+    if (fields[0] !== name) continue;
+    const expires = fields[7];
+    if (expires && /^\d+$/.test(expires) && Math.floor(now.getTime() / 86_400_000) >= Number(expires)) {
+      return undefined;
+    }
+    return fields[1];
   }
   return undefined;
 }

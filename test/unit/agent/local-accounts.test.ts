@@ -6,6 +6,7 @@ import {
   crypt,
   parsePasswd,
   passwordMatchesHash,
+  shadowHash,
   verifyLocalPassword,
 } from '../../../agent/ssh/local-accounts';
 
@@ -51,13 +52,22 @@ describe('agent/ssh local accounts', () => {
     try {
       const passwd = join(dir, 'passwd');
       const shadow = join(dir, 'shadow');
-      writeFileSync(passwd, 'ana:x:1001:1001::/home/ana:/bin/bash\nbo:x:1002:1002::/home/bo:/bin/sh\n');
-      writeFileSync(shadow, `ana:${YESCRYPT}:19000:0:99999:7:::\nbo:!${SHA512}:19000:0:99999:7:::\n`);
+      writeFileSync(
+        passwd,
+        'ana:x:1001:1001::/home/ana:/bin/bash\nbo:x:1002:1002::/home/bo:/bin/sh\ncy:x:1003:1003::/home/cy:/bin/sh\n',
+      );
+      // cy's account expired on day 19000 (2022-01-08).
+      writeFileSync(
+        shadow,
+        `ana:${YESCRYPT}:19000:0:99999:7:::\nbo:!${SHA512}:19000:0:99999:7:::\ncy:${SHA512}:19000:0:99999:7::19000:\n`,
+      );
       const paths = { passwd, shadow };
       expect(await verifyLocalPassword('ana', 'yes-pass', paths)).to.deep.include({ name: 'ana', uid: 1001 });
       expect(await verifyLocalPassword('ana', 'nope', paths)).to.equal(undefined);
       expect(await verifyLocalPassword('bo', 'sha-pass', paths)).to.equal(undefined); // locked with !
       expect(await verifyLocalPassword('nobody', 'yes-pass', paths)).to.equal(undefined);
+      expect(await verifyLocalPassword('cy', 'sha-pass', paths)).to.equal(undefined); // expired
+      expect(await shadowHash('cy', shadow, new Date('2021-12-31T00:00:00Z'))).to.equal(SHA512);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
