@@ -21,7 +21,7 @@ import type { BootContext, InstanceFeatures, PluginManifest } from './plugin';
 import { pluginLoaders } from './plugins';
 import { SshGateway } from './ssh/gateway';
 import { openDatabase } from './store/db';
-import { type InstanceKeys, loadInstanceKeys } from './store/keys';
+import { loadInstanceKeys } from './store/keys';
 import { migrateLatest, storeState } from './store/migrate';
 import { createAjv } from './validation';
 import { version } from './version';
