@@ -23,6 +23,10 @@ const notFoundPage = readFileSync(join(buildDir, '404.html'));
 const compress = compression();
 const files = sirv(buildDir, {
   extensions: ['html'],
+  // The .br and .gz copies written by scripts/precompress-site.mjs at build time; anything
+  // without one (the 404 page) is compressed per request by `compress` above.
+  brotli: true,
+  gzip: true,
   etag: true,
   setHeaders(res, pathname) {
     // Hashed bundles never change; pages must be revalidated so a deploy shows at once.

@@ -8,6 +8,7 @@ export const miniSearchOptions = {
   storeFields: ['title', 'url', 'excerpt'],
 };
 
+/** @type {import('minisearch').SearchOptions} */
 export const searchDefaults = {
   prefix: true,
   fuzzy: 0.2,

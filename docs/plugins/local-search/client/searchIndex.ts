@@ -1,4 +1,4 @@
-import MiniSearch from 'minisearch';
+import type MiniSearch from 'minisearch';
 import { miniSearchOptions, searchDefaults, searchIndexFile } from '../search-options.mjs';
 
 export interface SearchHit {
@@ -16,12 +16,15 @@ let loading: Promise<MiniSearch> | undefined;
  */
 export function loadSearchIndex(baseUrl: string): Promise<MiniSearch> {
   if (!loading) {
-    loading = fetch(`${baseUrl}${searchIndexFile}`)
-      .then((response) => {
+    // MiniSearch is imported here, not at the top, so its code stays out of the bundle
+    // every page loads (it only costs the readers who search: Lighthouse blocking time).
+    loading = Promise.all([
+      import('minisearch'),
+      fetch(`${baseUrl}${searchIndexFile}`).then((response) => {
         if (!response.ok) throw new Error(`search index answered ${response.status}`);
         return response.text();
-      })
-      .then((json) => MiniSearch.loadJSON(json, miniSearchOptions));
+      }),
+    ]).then(([{ default: MiniSearchClass }, json]) => MiniSearchClass.loadJSON(json, miniSearchOptions));
     loading.catch(() => {
       loading = undefined;
     });

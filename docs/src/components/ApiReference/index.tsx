@@ -230,7 +230,11 @@ export default function ApiReferencePage({ edition, load }: Props): ReactNode {
           // The theme's chunk-failure box: the error text in red with a Retry button.
           <Loading error={state.error} retry={fetchDocument} pastDelay timedOut={false} isLoading={false} />
         ) : state.status === 'loading' ? (
-          <p aria-busy="true">Loading the API document…</p>
+          // A viewport of height holds the footer below the fold until the document (always
+          // taller) arrives, so nothing visible jumps (Lighthouse measured a 0.8 layout shift).
+          <p aria-busy="true" className={styles.loading}>
+            Loading the API document…
+          </p>
         ) : (
           <Reference document={state.document} edition={edition} />
         )}
