@@ -1,9 +1,11 @@
 // Writes the documents the site renders from the server's own code into docs/generated/
-// (gitignored): the community and cloud OpenAPI documents and the configuration/CLI
-// reference. Sources, first that is set wins:
-//   GATEHOUSE_OPENAPI_DIR  a folder with community.json, cloud.json and reference.json
-//   GATEHOUSE_OPENAPI_URL  a base URL serving the same three files
-//   otherwise              `node bin/gatehouse.js openapi <edition>` and `reference --json`
+// (gitignored): the community and cloud OpenAPI documents, the configuration/CLI
+// reference and the permission matrix of each edition (who may make each call, taken
+// from the route tables). Sources, first that is set wins:
+//   GATEHOUSE_OPENAPI_DIR  a folder with the files named in `documents` below
+//   GATEHOUSE_OPENAPI_URL  a base URL serving the same files
+//   otherwise              `node bin/gatehouse.js openapi <edition>`, `reference --json`
+//                          and `permissions <edition> --json`
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -16,6 +18,11 @@ const documents = [
   { file: 'community.json', args: ['openapi', 'community'], kind: 'openapi' },
   { file: 'cloud.json', args: ['openapi', 'cloud'], kind: 'openapi' },
   { file: 'reference.json', args: ['reference', '--json'], kind: 'reference' },
+  ...['community', 'enterprise', 'cloud'].map((edition) => ({
+    file: `permissions-${edition}.json`,
+    args: ['permissions', edition, '--json'],
+    kind: 'permissions',
+  })),
 ];
 
 function check(kind, file, text) {
@@ -30,6 +37,32 @@ function check(kind, file, text) {
   }
   if (kind === 'reference' && (!Array.isArray(value.config) || !Array.isArray(value.commands))) {
     throw new Error(`${file} is not a reference document (needs "config" and "commands" lists)`);
+  }
+  if (kind === 'reference') {
+    // The server resolves relative defaults (the data directory) against the folder it
+    // runs in; the docs show them relative to that folder, not as this build machine's path.
+    for (const item of value.config) {
+      if (typeof item.default === 'string' && item.default.startsWith(`${repoDir}/`)) {
+        item.default = `./${item.default.slice(repoDir.length + 1)}`;
+      }
+    }
+  }
+  if (
+    kind === 'permissions' &&
+    !(
+      Array.isArray(value) &&
+      value.every(
+        (row) =>
+          typeof row.method === 'string' &&
+          typeof row.path === 'string' &&
+          typeof row.callers === 'object' &&
+          Array.isArray(row.roles),
+      )
+    )
+  ) {
+    throw new Error(
+      `${file} is not a permission matrix (a list of calls with method, path, callers and roles)`,
+    );
   }
   return `${JSON.stringify(value, null, 2)}\n`;
 }

@@ -98,22 +98,29 @@ describe('commands in the getting-started and installing pages', function () {
     expect(blocks.filter((block) => block.page.endsWith('installing.md')).length).to.be.greaterThan(0);
   });
 
-  it('clones and installs with the documented command (set GATEHOUSE_DOCS_RUN_INSTALL=1)', function () {
-    // A full `npm install` of a fresh clone takes minutes on two cores, too long for every run.
-    if (process.env.GATEHOUSE_DOCS_RUN_INSTALL !== '1') this.skip();
-    this.timeout(900_000);
-    const work = mkdtempSync(join(tmpdir(), 'gatehouse-clone-'));
-    try {
-      const command = byCommand('git clone <repo> gatehouse')?.command.replace('<repo>', repoDir) ?? '';
-      execFileSync('bash', ['-ec', command], { cwd: work, stdio: 'inherit', timeout: 900_000 });
-      const manifest = JSON.parse(readFileSync(join(work, 'gatehouse', 'package.json'), 'utf8')) as {
-        scripts: Record<string, string>;
-      };
-      expect(manifest.scripts.start).to.be.a('string');
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-  });
+  // A full `npm install` of a fresh clone takes minutes on two cores, too long for every
+  // run, so it is opt-in; when skipped, the title mocha prints says why and how to run it.
+  const runInstall = process.env.GATEHOUSE_DOCS_RUN_INSTALL === '1';
+  const installTitle = 'clones and installs with the documented command';
+  (runInstall ? it : it.skip)(
+    runInstall
+      ? installTitle
+      : `${installTitle} [skipped: a fresh npm install takes minutes on two cores; set GATEHOUSE_DOCS_RUN_INSTALL=1 to run it]`,
+    function () {
+      this.timeout(900_000);
+      const work = mkdtempSync(join(tmpdir(), 'gatehouse-clone-'));
+      try {
+        const command = byCommand('git clone <repo> gatehouse')?.command.replace('<repo>', repoDir) ?? '';
+        execFileSync('bash', ['-ec', command], { cwd: work, stdio: 'inherit', timeout: 900_000 });
+        const manifest = JSON.parse(readFileSync(join(work, 'gatehouse', 'package.json'), 'utf8')) as {
+          scripts: Record<string, string>;
+        };
+        expect(manifest.scripts.start).to.be.a('string');
+      } finally {
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('starts the server with the documented command and prints a setup link', async () => {
     const command = byCommand('npm start')?.command ?? '';

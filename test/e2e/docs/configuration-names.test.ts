@@ -1,0 +1,174 @@
+// The docs may only name configuration variables, keys and commands that exist: every
+// GATEHOUSE_* variable, every key of a configuration YAML example, every default in a
+// settings table and every `gatehouse <command> --option` is checked against what the
+// server and the agent say about themselves (`gatehouse reference --json`,
+// `gatehouse-agent --help`) and against the few variables the config loader and the docs
+// build read directly.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { expect } from 'chai';
+import { parse as parseYaml } from 'yaml';
+import { docsDir } from './docs-site';
+
+const repoDir = resolve(docsDir, '..');
+
+interface Reference {
+  config: { key: string; env?: string; default?: unknown }[];
+  commands: { name: string; options?: { flags: string }[] }[];
+}
+
+function markdownFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return markdownFiles(path);
+    return /\.mdx?$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/** Both the unreleased docs (content/) and every released copy (versioned_docs/). */
+const pages = [
+  ...markdownFiles(join(docsDir, 'content')),
+  ...markdownFiles(join(docsDir, 'versioned_docs')),
+].map((path) => ({ name: relative(docsDir, path), text: readFileSync(path, 'utf8') }));
+
+function gatehouse(args: string[]): string {
+  return execFileSync(process.execPath, [join(repoDir, 'bin', 'gatehouse.js'), ...args], {
+    cwd: repoDir,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+/** Dotted paths of every leaf of a parsed YAML document. */
+function leafKeys(value: unknown, prefix = ''): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [prefix];
+  return Object.entries(value).flatMap(([key, child]) => leafKeys(child, prefix ? `${prefix}.${key}` : key));
+}
+
+describe('configuration names and commands in the docs', function () {
+  this.timeout(90_000);
+  let reference: Reference;
+  let known: Set<string>;
+
+  before(() => {
+    reference = JSON.parse(gatehouse(['reference', '--json'])) as Reference;
+    const agentHelp = execFileSync(
+      process.execPath,
+      [join(repoDir, 'agent', 'bin', 'gatehouse-agent.mjs'), '--help'],
+      {
+        cwd: repoDir,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    // Read straight from the environment rather than mapped to a key: GATEHOUSE_CONFIG
+    // (the extra YAML file) by the config loader, the document sources by the docs build.
+    const readDirectly = [
+      join(repoDir, 'core', 'config', 'load.ts'),
+      join(docsDir, 'scripts', 'export-api.mjs'),
+    ]
+      .map((path) => readFileSync(path, 'utf8'))
+      .flatMap((source) =>
+        [...source.matchAll(/env\.(GATEHOUSE_[A-Z0-9_]+)/g)].map((match) => match[1] ?? ''),
+      );
+    known = new Set([
+      ...reference.config.flatMap((item) => (item.env ? [item.env] : [])),
+      ...(agentHelp.match(/GATEHOUSE_[A-Z0-9_]+/g) ?? []),
+      ...readDirectly,
+    ]);
+  });
+
+  it('finds the pages and the names to check them against', () => {
+    expect(pages.length).to.be.greaterThan(50);
+    expect(known.has('GATEHOUSE_HTTP_PORT'), 'a server variable').to.equal(true);
+    expect(known.has('GATEHOUSE_TENANT_ID'), 'an agent variable').to.equal(true);
+    expect(known.has('GATEHOUSE_CONFIG'), 'the extra YAML file').to.equal(true);
+  });
+
+  it('names only GATEHOUSE_* variables that the server, the agent or the docs build read', () => {
+    const unknown = pages.flatMap(({ name, text }) =>
+      [...new Set(text.match(/GATEHOUSE_[A-Z0-9_]+/g) ?? [])]
+        .filter((variable) => !known.has(variable))
+        .map((variable) => `${name}: ${variable}`),
+    );
+    expect(unknown).to.deep.equal([]);
+  });
+
+  it('gives the real default in every settings table row', () => {
+    const defaults = new Map(
+      reference.config.flatMap((item) => (item.env ? [[item.env, item.default]] : [])),
+    );
+    const wrong: string[] = [];
+    for (const { name, text } of pages) {
+      for (const match of text.matchAll(/^\| `(GATEHOUSE_[A-Z0-9_]+)` \| (`[^`]*`|unset) \|/gm)) {
+        const [, variable = '', shown = ''] = match;
+        if (!defaults.has(variable)) continue;
+        let actual = defaults.get(variable);
+        // The data directory default is resolved against the folder the server runs in;
+        // the docs (and scripts/export-api.mjs) show it relative to that folder.
+        if (typeof actual === 'string' && actual.startsWith(`${repoDir}/`)) {
+          actual = `./${actual.slice(repoDir.length + 1)}`;
+        }
+        const expected =
+          actual === undefined || actual === null || actual === '' ? 'unset' : `\`${String(actual)}\``;
+        if (shown !== expected)
+          wrong.push(`${name}: ${variable} shows ${shown}, the server says ${expected}`);
+      }
+    }
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('uses only real configuration keys in YAML configuration examples', () => {
+    const keys = new Set(reference.config.map((item) => item.key));
+    const checked: string[] = [];
+    const unknown: string[] = [];
+    for (const { name, text } of pages) {
+      for (const match of text.matchAll(/^ *```ya?ml[^\n]*\n([\s\S]*?)^ *```/gm)) {
+        const body = match[1] ?? '';
+        // Only server configuration files: they say so in their first line.
+        if (!/GATEHOUSE_CONFIG/.test(body.split('\n')[0] ?? '')) continue;
+        for (const key of leafKeys(parseYaml(body))) {
+          checked.push(key);
+          if (!keys.has(key)) unknown.push(`${name}: ${key}`);
+        }
+      }
+    }
+    expect(checked.length, 'the configuring page has a YAML example').to.be.greaterThan(0);
+    expect(unknown).to.deep.equal([]);
+  });
+
+  it('names only real gatehouse commands and options', () => {
+    const commands = new Map(
+      reference.commands.map((command) => [
+        command.name,
+        new Set((command.options ?? []).flatMap((option) => option.flags.match(/--[a-z-]+/g) ?? [])),
+      ]),
+    );
+    const mentions: string[] = [];
+    const wrong: string[] = [];
+    for (const { name, text } of pages) {
+      // `npx gatehouse x`, `gatehouse x` and `node bin/gatehouse.js x` in code; prose says "Gatehouse".
+      for (const match of text.matchAll(
+        /(?:^|[`\s])(?:npx |node bin\/)?gatehouse(?:\.js)? ([a-z][a-z-]*)([^`\n]*)/gm,
+      )) {
+        const [, first = '', rest = ''] = match;
+        const second = /^ ([a-z][a-z-]*)/.exec(rest)?.[1];
+        const command = second && commands.has(`${first} ${second}`) ? `${first} ${second}` : first;
+        mentions.push(command);
+        const options = commands.get(command);
+        if (!options) {
+          wrong.push(`${name}: gatehouse ${first} is not a command`);
+          continue;
+        }
+        for (const flag of rest.match(/(?<=\s)--[a-z-]+/g) ?? []) {
+          if (!options.has(flag) && flag !== '--help')
+            wrong.push(`${name}: gatehouse ${command} has no ${flag}`);
+        }
+      }
+    }
+    expect(mentions).to.include('setup-url');
+    expect(wrong).to.deep.equal([]);
+  });
+});
