@@ -92,6 +92,15 @@ const config: Config = {
           routeBasePath: '/',
           sidebarPath: './sidebars.ts',
           editUrl: undefined,
+          // The released docs (versioned_docs/, made by `docusaurus docs:version`) are
+          // served at the site root with the SPEC.md section 2 paths; content/ is what the
+          // next release will say and is served under /next. The navbar's version menu
+          // keeps the reader's choice in local storage (SPEC.md section 9).
+          lastVersion: '0.1',
+          versions: {
+            current: { label: 'Next (unreleased)', path: 'next', banner: 'unreleased' },
+            '0.1': { label: '0.1', banner: 'none' },
+          },
         },
         blog: false,
         theme: { customCss: './src/css/custom.css' },
@@ -124,7 +133,8 @@ const config: Config = {
     },
     navbar: {
       title: 'Gatehouse',
-      logo: { alt: 'Gatehouse logo', src: 'img/logo.svg' },
+      // Width and height reserve the logo's box before it loads (no layout shift).
+      logo: { alt: 'Gatehouse logo', src: 'img/logo.svg', width: 32, height: 32 },
       hideOnScroll: false,
       items: [
         { type: 'docSidebar', sidebarId: 'overview', position: 'left', label: 'Overview' },
@@ -132,6 +142,7 @@ const config: Config = {
         { type: 'docSidebar', sidebarId: 'userGuides', position: 'left', label: 'User guides' },
         { type: 'docSidebar', sidebarId: 'adminGuides', position: 'left', label: 'Admin guides' },
         { type: 'docSidebar', sidebarId: 'developers', position: 'left', label: 'Developers' },
+        { type: 'docsVersionDropdown', position: 'right', dropdownActiveClassDisabled: true },
         { type: 'search', position: 'right' },
         { href: repositoryUrl, position: 'right', label: 'Source', 'aria-label': 'Source repository' },
         { href: cloudUrl, position: 'right', label: 'Get Started', className: 'navbar-get-started' },
@@ -168,7 +179,8 @@ const config: Config = {
     prism: {
       theme: lightCode,
       darkTheme: darkCode,
-      additionalLanguages: ['bash', 'yaml', 'json', 'ini', 'docker'],
+      // yaml and json come with prism-react-renderer; each extra language costs start-up time on every page.
+      additionalLanguages: ['bash', 'ini'],
     },
     ...(externalSearch
       ? { algolia: { ...externalSearch, contextualSearch: false, searchPagePath: 'search' } }

@@ -72,6 +72,9 @@ export default function localSearch(context) {
       for (const routePath of routesPaths) {
         const path = routePath.startsWith(baseUrl) ? `/${routePath.slice(baseUrl.length)}` : routePath;
         if (path === '/search' || path === '/404.html' || seen.has(path)) continue;
+        // Only the released docs (at the root) are indexed: the unreleased copy under
+        // /next would give every hit twice.
+        if (path === '/next' || path.startsWith('/next/')) continue;
         const html = await readBuiltPage(outDir, path);
         const page = html && extractPage(html);
         if (!page) continue;

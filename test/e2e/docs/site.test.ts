@@ -25,6 +25,14 @@ interface OpenApi {
 }
 const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
 
+/** One call of `gatehouse permissions <edition> --json`. */
+interface PermissionRow {
+  method: string;
+  path: string;
+  callers: { user: boolean; apiKey: boolean };
+  roles: string[];
+}
+
 function operationsOf(edition: string): string[] {
   const document = JSON.parse(readFileSync(join(docsDir, 'generated', `${edition}.json`), 'utf8')) as OpenApi;
   return Object.entries(document.paths).flatMap(([path, item]) =>
@@ -163,6 +171,67 @@ describe('documentation site', function () {
     await page.locator('h1').first().waitFor();
     expect(await page.locator('.theme-announcement-bar').count()).to.equal(0);
     expect(await storedValues(page, 'docusaurus.announcement.dismiss')).to.deep.equal(['true']);
+  });
+
+  it('offers a docs version choice and keeps it in local storage across reloads', async () => {
+    await page.goto(`${server.url}/overview/concepts`);
+    const versionMenu = page.locator('nav.navbar .dropdown').filter({ has: page.locator('.dropdown__menu') });
+    const shownVersion = async () => (await versionMenu.locator('a.navbar__link').textContent())?.trim();
+    expect(await shownVersion()).to.equal('0.1');
+    await versionMenu.hover();
+    await versionMenu.getByRole('link', { name: 'Next (unreleased)' }).click();
+    await page.waitForURL(`${server.url}/next/overview/concepts`);
+    await page.getByText('This is unreleased documentation').waitFor();
+    expect(await storedValues(page, 'docs-preferred-version-default')).to.deep.equal(['current']);
+
+    // Off the docs pages the menu shows the stored choice, also after a reload, and leads back to it.
+    await page.goto(`${server.url}/developers/openapi/community`);
+    await page.reload();
+    await page.locator('[data-api-reference="community"]').waitFor();
+    await page.waitForFunction(() =>
+      document.querySelector('nav.navbar .dropdown > a.navbar__link')?.textContent?.includes('Next'),
+    );
+    expect(await shownVersion()).to.equal('Next (unreleased)');
+    await versionMenu.locator('a.navbar__link').click();
+    await page.waitForURL(`${server.url}/next/`);
+
+    // Choosing the released version again is remembered the same way.
+    await page.goto(`${server.url}/next/overview/faq`);
+    await versionMenu.hover();
+    await versionMenu.getByRole('link', { name: '0.1', exact: true }).click();
+    await page.waitForURL(`${server.url}/overview/faq`);
+    await page.goto(`${server.url}/search`);
+    await page.reload();
+    await page.locator('main').first().waitFor();
+    expect(await storedValues(page, 'docs-preferred-version-default')).to.deep.equal(['0.1']);
+    expect(await shownVersion()).to.equal('0.1');
+  });
+
+  it('shows the permission matrix generated from the route tables on the roles page', async () => {
+    const calls = JSON.parse(
+      readFileSync(join(docsDir, 'generated', 'permissions-community.json'), 'utf8'),
+    ) as PermissionRow[];
+    expect(calls.length).to.be.greaterThan(0);
+    await page.goto(`${server.url}/user-guides/settings/namespace/members/roles`);
+    const matrix = page.locator('[data-permission-matrix]');
+    await matrix.waitFor();
+    const rendered = await matrix
+      .locator('tr[data-call]')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-call')));
+    expect(rendered).to.have.members(calls.map((call) => `${call.method} ${call.path}`));
+    // Each role column says what the route table says, for a call where the roles differ.
+    const sample = calls.find(
+      (call) => (call.callers.user || call.callers.apiKey) && call.roles.length === 2,
+    );
+    expect(sample, 'a call only owners and administrators may make').to.not.equal(undefined);
+    const cells = await matrix
+      .locator(`tr[data-call="${sample?.method} ${sample?.path}"] td[data-allowed]`)
+      .evaluateAll((tds) => tds.map((td) => td.getAttribute('data-allowed')));
+    expect(cells).to.deep.equal(
+      ['owner', 'administrator', 'operator', 'observer'].map((role) =>
+        sample?.roles.includes(role) ? 'yes' : 'no',
+      ),
+    );
   });
 
   it('finds a known page from the search modal and on the /search page', async () => {
