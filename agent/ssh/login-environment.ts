@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { LocalAccount } from './local-accounts';
 
@@ -39,4 +40,39 @@ export function switchUserOptions(account: LocalAccount): { uid?: number; gid?: 
   const self = process.getuid?.();
   if (self !== 0 || account.uid === self) return {};
   return { uid: account.uid, gid: account.gid };
+}
+
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'];
+
+/** How to start `file args` as `account`. */
+export interface UserCommand {
+  file: string;
+  args: string[];
+  spawnOptions: { uid?: number; gid?: number };
+}
+
+/**
+ * Node's spawn switches uid and gid but clears the supplementary groups (libuv calls
+ * setgroups(0)), so a user in `sudo` or `docker` would lose them. util-linux's setpriv
+ * sets uid, gid and the account's groups (initgroups) before exec'ing the program; without
+ * it we fall back to spawn's switch and the account's primary group only.
+ */
+export function commandAs(account: LocalAccount, file: string, args: string[]): UserCommand {
+  const options = switchUserOptions(account);
+  const setpriv = SETPRIV.find((path) => existsSync(path));
+  if (options.uid === undefined || !setpriv) return { file, args, spawnOptions: options };
+  return {
+    file: setpriv,
+    args: [
+      '--reuid',
+      String(account.uid),
+      '--regid',
+      String(account.gid),
+      '--init-groups',
+      '--',
+      file,
+      ...args,
+    ],
+    spawnOptions: {},
+  };
 }

@@ -1,11 +1,16 @@
 import { spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, existsSync, openSync } from 'node:fs';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import type { ServerChannel, Session } from 'ssh2';
 import { serveBuiltinSftp } from './builtin-sftp';
 import { ChannelOutput } from './channel-output';
 import type { LocalAccount } from './local-accounts';
-import { acceptableClientVariable, loginEnvironment, switchUserOptions } from './login-environment';
+import {
+  acceptableClientVariable,
+  commandAs,
+  loginEnvironment,
+  switchUserOptions,
+} from './login-environment';
 
 /** Where Debian, Fedora and Alpine put OpenSSH's SFTP server. */
 const SFTP_SERVERS = [
@@ -154,7 +159,13 @@ function runPiped(
   account: LocalAccount,
   env: Record<string, string>,
 ): Running {
-  const child = spawn(file, args, { cwd: account.home, env, stdio: 'pipe', ...switchUserOptions(account) });
+  const command = commandAs(account, file, args);
+  const child = spawn(command.file, command.args, {
+    cwd: account.home,
+    env,
+    stdio: 'pipe',
+    ...command.spawnOptions,
+  });
   child.stdin.on('error', () => {}); // EPIPE when the program exits before reading its input
   channel.pipe(child.stdin);
   const output = new ChannelOutput(channel, [child.stdout, child.stderr]);
@@ -206,14 +217,15 @@ function runInPty(
   env: Record<string, string>,
   request: PtyRequest,
 ): Running {
-  const term = spawnPty(account.shell, args, {
+  const command = commandAs(account, account.shell, args);
+  const term = spawnPty(command.file, command.args, {
     name: request.term,
     cols: request.cols,
     rows: request.rows,
     cwd: account.home,
     env,
     encoding: null,
-    ...switchUserOptions(account),
+    ...command.spawnOptions,
   });
   // Linux hangs up the pty master as soon as the last slave descriptor closes, and output
   // the child wrote just before exiting but that we had not read yet is dropped (seen as
@@ -225,6 +237,16 @@ function runInPty(
     if (ptsName) slave = openSync(ptsName, constants.O_RDWR | constants.O_NOCTTY);
   } catch {
     slave = undefined;
+  }
+  // The terminal belongs to the signed-in account, as sshd leaves it (mesg, write, tty).
+  const owner = switchUserOptions(account);
+  if (ptsName && owner.uid !== undefined && owner.gid !== undefined) {
+    try {
+      chownSync(ptsName, owner.uid, owner.gid);
+      chmodSync(ptsName, 0o620);
+    } catch {
+      // A pty we cannot hand over still works; only tools that check its owner complain.
+    }
   }
   // Flow control: stop reading the pty while the channel is backed up, as sshd does, but
   // only past a large backlog. Output left in the pty when the child exits is lost if it

@@ -33,8 +33,14 @@ describe('the agent as root: sign-in against real local accounts', function () {
         // not there: the usual case
       }
     }
+    try {
+      execFileSync('groupdel', ['gh-extra'], { stdio: 'ignore' });
+    } catch {
+      // not there
+    }
+    execFileSync('groupadd', ['gh-extra']);
     for (const user of USERS) {
-      execFileSync('useradd', ['-m', '-s', '/bin/bash', user.name]);
+      execFileSync('useradd', ['-m', '-s', '/bin/bash', '-G', 'gh-extra', user.name]);
       execFileSync('chpasswd', ['-c', user.method], { input: `${user.name}:${user.password}\n` });
     }
     server = await ContractServer.start();
@@ -66,6 +72,11 @@ describe('the agent as root: sign-in against real local accounts', function () {
           // already gone
         }
       }
+      try {
+        execFileSync('groupdel', ['gh-extra'], { stdio: 'ignore' });
+      } catch {
+        // already gone
+      }
     }
   });
 
@@ -82,10 +93,12 @@ describe('the agent as root: sign-in against real local accounts', function () {
         ...baseSshOptions(port),
         ...passwordOptions(),
         `${user.name}@127.0.0.1`,
-        'id -un; id -u; echo "$HOME|$SHELL|$USER"; touch ~/made-by-session; stat -c %U ~/made-by-session',
+        'id -un; id -u; echo "$HOME|$SHELL|$USER"; touch ~/made-by-session; stat -c %U ~/made-by-session; id -Gn',
       ]);
       expect(result.code, result.stderr).to.equal(0);
-      const [name, uid, env, owner] = result.stdout.trim().split('\n');
+      const [name, uid, env, owner, groups] = result.stdout.trim().split('\n');
+      // Supplementary groups come along (sudo and docker rely on them).
+      expect(groups!.split(' ')).to.include('gh-extra');
       expect(name).to.equal(user.name);
       expect(Number(uid)).to.be.above(0);
       expect(env).to.equal(`/home/${user.name}|/bin/bash|${user.name}`);
@@ -104,6 +117,19 @@ describe('the agent as root: sign-in against real local accounts', function () {
       expect(result.stderr).to.match(/Permission denied/);
     });
   }
+
+  it('gives a local account a terminal of its own', async () => {
+    const result = await runWithPassword(USERS[1].password, 'ssh', [
+      ...baseSshOptions(port),
+      ...passwordOptions(),
+      '-tt',
+      `${USERS[1].name}@127.0.0.1`,
+      'echo "$(id -un) owns $(stat -c %U "$(tty)")"; id -Gn',
+    ]);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.include(`${USERS[1].name} owns ${USERS[1].name}`);
+    expect(result.stdout).to.include('gh-extra');
+  });
 
   it('refuses an account that does not exist and one that is locked', async () => {
     const ghost = await runWithPassword('whatever', 'ssh', [
