@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { AgentProcess, ContractServer } from './contract-server';
 
 describe('gatehouse-agent lifecycle against the agent protocol', function () {
-  this.timeout(30_000);
+  // Each test starts agent processes through tsx; on a loaded two-core machine that is slow.
+  this.timeout(60_000);
   let server: ContractServer;
   let dir: string;
   const agents: AgentProcess[] = [];
