@@ -139,6 +139,20 @@ describe('configuration names and commands in the docs', function () {
     expect(unknown).to.deep.equal([]);
   });
 
+  it('names only files that exist in the repository', () => {
+    // Paths such as config/default.yaml or (inside an install folder) agent/bin/gatehouse-agent.mjs.
+    const pattern =
+      /\b((?:agent|bin|core|config|plugins|migrations|test|bench|docs|scripts)\/[A-Za-z0-9_./-]+\.(?:mjs|js|ts|tsx|yaml|service|sh))\b/g;
+    const named = pages.flatMap(({ name, text }) =>
+      [...text.matchAll(pattern)].map((match) => ({ name, path: match[1] ?? '' })),
+    );
+    expect(named.map((entry) => entry.path)).to.include('config/default.yaml');
+    const missing = named
+      .filter(({ path }) => !existsSync(join(repoDir, path)))
+      .map(({ name, path }) => `${name}: ${path}`);
+    expect(missing).to.deep.equal([]);
+  });
+
   it('names only real gatehouse commands and options', () => {
     const commands = new Map(
       reference.commands.map((command) => [
