@@ -127,6 +127,29 @@ describe('agent/mux over a WebSocket', function () {
     expect(await tunnel.ping()).to.be.at.least(0);
   });
 
+  it('gives up on an open the agent never answers and resets the stream there', async () => {
+    let agentStream: Duplex | undefined;
+    const { tunnel } = await pair.connect(
+      (_header, stream) =>
+        new Promise<void>(() => {
+          agentStream = stream;
+          stream.on('error', () => {});
+        }),
+    );
+    const started = Date.now();
+    const error = await tunnel.open({ kind: 'ssh' }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.message).to.equal('stream open timed out');
+    expect(Date.now() - started).to.be.at.least(2900);
+    // once() would reject on the stream's 'error' (the reset reason); only the close matters.
+    if (!agentStream!.destroyed) await new Promise((resolve) => agentStream!.once('close', resolve));
+    expect(agentStream!.destroyed).to.equal(true);
+    expect(tunnel.streamCount).to.equal(0);
+    expect(tunnel.closed).to.equal(false);
+  });
+
   it('resets the peer stream when one end destroys it', async () => {
     let agentStream: Duplex | undefined;
     const { tunnel } = await pair.connect((_header, stream) => {
