@@ -5,6 +5,7 @@ import { registerDevices } from './devices/feature';
 import { registerGateway } from './gateway/feature';
 import { infoRoutes } from './info/routes';
 import { NamespaceService } from './namespaces/service';
+import { samlRoutes } from './saml/routes';
 import { setupRoutes } from './setup/routes';
 import { accountRoutes } from './users/accounts';
 import { accountServices } from './users/feature';
@@ -31,9 +32,9 @@ export default definePlugin({
       logins: asClass(LoginService).singleton(),
       ...accountServices,
     });
-    ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes]);
-    registerGateway(ctx);
+    ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes, ...samlRoutes]);
     registerDevices(ctx);
+    registerGateway(ctx);
     ctx.resolvers({
       apiKey: (key) => resolveApiKey(ctx.resolve('db'), key),
       // The role is read fresh on each request: a removed member loses access at once, and a password change

@@ -111,4 +111,10 @@ describe('first calls: info, setup, login, current user', () => {
       expect(res.body).to.deep.equal({ message: 'missing or malformed jwt or API token' });
     }
   });
+
+  it('answers the SAML sign-in with 501 when SAML is not enabled', async () => {
+    const res = await server.api('GET', '/api/user/saml/auth');
+    expect(res.status).to.equal(501);
+    expect(res.body.message).to.match(/SAML is not enabled/);
+  });
 });
