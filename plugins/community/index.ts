@@ -6,7 +6,9 @@ import { registerGateway } from './gateway/feature';
 import { infoRoutes } from './info/routes';
 import { NamespaceService } from './namespaces/service';
 import { samlRoutes } from './saml/routes';
+import { registerSessionStats } from './sessions/stats';
 import { setupRoutes } from './setup/routes';
+import { registerTagHolders } from './tags/holders';
 import { accountRoutes } from './users/accounts';
 import { accountServices } from './users/feature';
 import { LoginService } from './users/login';
@@ -35,6 +37,8 @@ export default definePlugin({
     ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes, ...samlRoutes]);
     registerDevices(ctx);
     registerGateway(ctx);
+    registerTagHolders(ctx);
+    registerSessionStats(ctx);
     ctx.resolvers({
       apiKey: (key) => resolveApiKey(ctx.resolve('db'), key),
       // The role is read fresh on each request: a removed member loses access at once, and a password change

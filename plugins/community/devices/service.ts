@@ -389,6 +389,23 @@ export class DeviceService {
     };
   }
 
+  /**
+   * Devices and containers of the namespace by uid, in one query plus the namespace limit, whatever their kind or
+   * status: lists of other things that name devices (sessions) look theirs up per page, never per row.
+   */
+  async views(tenantId: string, uids: string[]): Promise<Map<string, DeviceView>> {
+    const found = new Map<string, DeviceView>();
+    if (uids.length === 0) return found;
+    const store = new TenantStore(this.db, tenantId);
+    const rows = (await this.select(store.table('devices')).whereIn('devices.uid', [
+      ...new Set(uids),
+    ])) as DeviceRow[];
+    if (rows.length === 0) return found;
+    const limit = await this.limit(store);
+    for (const r of rows) found.set(r.uid, view(r, acceptable(r, limit)));
+    return found;
+  }
+
   /** A device of this namespace and kind, or 404 (another namespace's device is never reachable by id). */
   async row(store: TenantStore, kind: DeviceKind, uid: string): Promise<DeviceRow> {
     const row = (await this.select(store.table('devices'))

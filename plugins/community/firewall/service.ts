@@ -3,6 +3,7 @@ import { Conflict, Invalid, NotAcceptable, NotFound, TenantStore } from '@gateho
 import type { Knex } from 'knex';
 import { type DeviceFilter, filterColumns, filterOf } from '../gateway/device-filter';
 import { isValidPattern, PatternCache } from '../gateway/pattern';
+import { TagFilterTable } from '../tags/filter-tables';
 import { type Attempt, evaluate, type RuleRow, type Verdict } from './evaluate';
 
 export interface FirewallRule {
@@ -51,6 +52,8 @@ function columns(fields: RuleFields): Partial<RuleRow> {
 export class FirewallService {
   private readonly db: Knex;
   private readonly patterns = new PatternCache();
+  /** Namespace-wide tag renames and deletes reach rule filters through this (see tags/holders.ts). */
+  readonly tagFilters = new TagFilterTable('firewall_rules', (row) => `firewall rule ${row.id}`);
 
   constructor(deps: { db: Knex }) {
     this.db = deps.db;

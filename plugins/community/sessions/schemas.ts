@@ -1,4 +1,5 @@
 import { Type as T } from '@sinclair/typebox';
+import { device } from '../devices/schemas';
 
 export const sessionUidSchema = T.String({ pattern: '^[0-9a-f]{64}$', description: 'Session uid, 64 hex.' });
 
@@ -12,13 +13,18 @@ export const sessionEventSchema = T.Object({
 export const sessionSchema = T.Object({
   uid: sessionUidSchema,
   device_uid: T.String(),
-  device: T.Optional(T.Unknown({ description: 'The device, when it still exists.' })),
+  device: T.Union([device, T.Null()], {
+    description: 'The device as the devices API answers it; null once the device is deleted.',
+  }),
   tenant_id: T.String({ format: 'uuid' }),
   username: T.String(),
   ip_address: T.String(),
   started_at: T.String({ format: 'date-time' }),
   last_seen: T.String({ format: 'date-time' }),
-  active: T.Boolean(),
+  active: T.Boolean({
+    description:
+      'Not closed, and vouched for by a gateway within the last 5 minutes (its heartbeat is 1 minute).',
+  }),
   authenticated: T.Boolean(),
   recorded: T.Boolean(),
   type: T.Union([T.Literal('web'), T.Literal('term')]),

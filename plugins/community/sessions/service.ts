@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { NotFound, TenantStore, Unprocessable } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import type { DeviceService, DeviceView } from '../devices/service';
 
 interface SessionRow {
   uid: string;
@@ -16,6 +17,8 @@ interface SessionRow {
   type: 'web' | 'term';
   term: string;
   position: { latitude: number; longitude: number };
+  /** Computed by the store's clock: see LIVE_WINDOW_SECONDS. */
+  live: boolean;
 }
 
 interface EventRow {
@@ -46,6 +49,8 @@ export interface SessionEvent {
 export interface Session {
   uid: string;
   device_uid: string;
+  /** The device as the devices API shows it; null once it is deleted (removed, or its row gone). */
+  device: DeviceView | null;
   tenant_id: string;
   username: string;
   ip_address: string;
@@ -94,7 +99,30 @@ export interface LiveSessionCloser {
   close(uid: string): boolean;
 }
 
-function present(row: SessionRow, events: EventRow[]): Session {
+/**
+ * The gateway vouches for its live sessions every minute (`last_seen`) and closes those of a dead server after five
+ * missed heartbeats. A session not closed but not vouched for in that window is no longer live either: reading it
+ * so keeps `active` and the stats right between a crash and the next sweep.
+ */
+export const LIVE_WINDOW_SECONDS = 300;
+
+/** Session columns plus `live`, judged by the database clock that wrote `last_seen`. */
+function withLive(db: Knex, qb: Knex.QueryBuilder): Knex.QueryBuilder {
+  return qb.select(
+    'sessions.*',
+    db.raw('(sessions.closed_at is null and sessions.last_seen > now() - make_interval(secs => ?)) as live', [
+      LIVE_WINDOW_SECONDS,
+    ]),
+  );
+}
+
+/** A deleted device is a removed one (the devices API deletes softly) or one whose row is gone. */
+function shownDevice(devices: Map<string, DeviceView>, uid: string): DeviceView | null {
+  const device = devices.get(uid);
+  return device && device.status !== 'removed' ? device : null;
+}
+
+function present(row: SessionRow, events: EventRow[], device: DeviceView | null): Session {
   const items = events.map((e) => ({
     type: e.type,
     timestamp: new Date(e.timestamp).toISOString(),
@@ -104,12 +132,13 @@ function present(row: SessionRow, events: EventRow[]): Session {
   return {
     uid: row.uid,
     device_uid: row.device_uid,
+    device,
     tenant_id: row.tenant_id,
     username: row.username,
     ip_address: row.ip_address,
     started_at: new Date(row.started_at).toISOString(),
     last_seen: new Date(row.last_seen).toISOString(),
-    active: row.closed_at === null,
+    active: row.live === true,
     authenticated: row.authenticated,
     recorded: row.recorded,
     type: row.type,
@@ -130,10 +159,12 @@ function present(row: SessionRow, events: EventRow[]): Session {
 export class SessionService {
   private readonly db: Knex;
   private readonly live: LiveSessionCloser;
+  private readonly devices: DeviceService;
 
-  constructor(deps: { db: Knex; liveSessions: LiveSessionCloser }) {
+  constructor(deps: { db: Knex; liveSessions: LiveSessionCloser; devices: DeviceService }) {
     this.db = deps.db;
     this.live = deps.liveSessions;
+    this.devices = deps.devices;
   }
 
   private store(tenantId: string): TenantStore {
@@ -218,7 +249,7 @@ export class SessionService {
   ): Promise<{ items: Session[]; total: number }> {
     const q = this.store(tenantId).table<SessionRow>('sessions');
     const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
-    const rows = (await q
+    const rows = (await withLive(this.db, q)
       .orderBy('started_at', 'desc')
       .limit(page.per_page)
       .offset((page.page - 1) * page.per_page)) as SessionRow[];
@@ -230,21 +261,37 @@ export class SessionService {
           )
           .orderBy('id')) as EventRow[])
       : [];
+    // One look-up for the page's devices, not one per session.
+    const devices = await this.devices.views(
+      tenantId,
+      rows.map((r) => r.device_uid),
+    );
     return {
       items: rows.map((r) =>
         present(
           r,
           events.filter((e) => e.session_uid === r.uid),
+          shownDevice(devices, r.device_uid),
         ),
       ),
       total: Number(count),
     };
   }
 
+  /** `GET /api/stats` active_sessions: sessions of the namespace that are live now (see LIVE_WINDOW_SECONDS). */
+  async countActive(tenantId: string): Promise<number> {
+    const [row] = (await this.store(tenantId)
+      .table('sessions')
+      .whereNull('closed_at')
+      .whereRaw('last_seen > now() - make_interval(secs => ?)', [LIVE_WINDOW_SECONDS])
+      .count({ count: '*' })) as { count: string | number }[];
+    return Number(row?.count ?? 0);
+  }
+
   private async row(tenantId: string, uid: string): Promise<SessionRow> {
-    const row = (await this.store(tenantId).table<SessionRow>('sessions').where({ uid }).first()) as
-      | SessionRow
-      | undefined;
+    const row = (await withLive(this.db, this.store(tenantId).table<SessionRow>('sessions'))
+      .where('sessions.uid', uid)
+      .first()) as SessionRow | undefined;
     if (!row) throw new NotFound('session');
     return row;
   }
@@ -254,7 +301,8 @@ export class SessionService {
     const events = (await this.db<EventRow>('session_events')
       .where({ session_uid: uid })
       .orderBy('id')) as EventRow[];
-    return present(row, events);
+    const devices = await this.devices.views(tenantId, [row.device_uid]);
+    return present(row, events, shownDevice(devices, row.device_uid));
   }
 
   /** Ends a live session: the gateway holding it disconnects the user and the device side. */

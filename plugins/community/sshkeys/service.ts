@@ -17,6 +17,7 @@ import {
   filterOf,
 } from '../gateway/device-filter';
 import { isValidPattern, PatternCache } from '../gateway/pattern';
+import { TagFilterTable } from '../tags/filter-tables';
 import { parsePublicKeyData } from './fingerprint';
 
 interface PublicKeyRow extends FilterColumns {
@@ -59,6 +60,8 @@ function checkUsername(pattern: string | undefined): void {
 export class PublicKeyService {
   private readonly db: Knex;
   private readonly patterns = new PatternCache();
+  /** Namespace-wide tag renames and deletes reach key filters through this (see tags/holders.ts). */
+  readonly tagFilters = new TagFilterTable('public_keys', (row) => `public key "${row.name}"`);
 
   constructor(deps: { db: Knex }) {
     this.db = deps.db;

@@ -7,10 +7,13 @@ declare module '@gatehouse/core/hooks' {
     /**
      * Tags live on devices, public keys and firewall rules. `GET /api/tags` lets each owner add its tags to the
      * set; renames and deletions across the namespace reach each owner through `tags.renamed` / `tags.deleted`.
+     * Every handler queries through `db`: inside a rename or delete it is the transaction that also changes the
+     * devices (the embedded store has one connection, so a query on the pool there would wait forever). A
+     * handler that throws undoes the whole rename or delete.
      */
-    'tags.collect': { tenantId: string; tags: Set<string> };
-    'tags.renamed': { tenantId: string; from: string; to: string };
-    'tags.deleted': { tenantId: string; tag: string };
+    'tags.collect': { tenantId: string; tags: Set<string>; db: Knex };
+    'tags.renamed': { tenantId: string; from: string; to: string; db: Knex.Transaction };
+    'tags.deleted': { tenantId: string; tag: string; db: Knex.Transaction };
   }
 }
 
@@ -68,40 +71,64 @@ export class TagService {
       .update({ tags: this.db.raw('array_remove(tags, ?::text)', [tag]) });
   }
 
-  /** Every tag used in the namespace, sorted. */
-  async list(tenantId: string): Promise<string[]> {
-    const store = new TenantStore(this.db, tenantId);
+  /** Every tag used in the namespace (devices, public keys, firewall rules), sorted. */
+  async list(tenantId: string, db: Knex = this.db): Promise<string[]> {
+    const store = new TenantStore(db, tenantId);
     const rows = (await store
       .table('devices')
       .whereNot('status', 'removed')
-      .distinct(this.db.raw('unnest(tags) as tag'))) as { tag: string }[];
+      .distinct(db.raw('unnest(tags) as tag'))) as { tag: string }[];
     const tags = new Set(rows.map((r) => r.tag));
-    await this.hooks.run('tags.collect', { tenantId, tags });
+    await this.hooks.run('tags.collect', { tenantId, tags, db });
     return [...tags].sort();
   }
 
-  /** Renames a tag on every device of the namespace; 404 when unused, 409 when the new name is taken. */
+  /**
+   * Renames a tag on every device, public key and firewall rule of the namespace, in one transaction; 404 when
+   * unused, 409 when the new name is taken anywhere in the namespace (so no tag list gets it twice).
+   */
   async rename(tenantId: string, from: string, to: string): Promise<void> {
-    const tags = await this.list(tenantId);
-    if (!tags.includes(from)) throw new NotFound('tag');
-    if (from === to) return;
-    if (tags.includes(to)) throw new Conflict(['tag']);
-    const store = new TenantStore(this.db, tenantId);
-    await store
-      .table('devices')
-      .whereRaw('tags @> ?::text[]', [[from]])
-      .update({ tags: this.db.raw('array_replace(tags, ?::text, ?::text)', [from, to]) });
-    await this.hooks.run('tags.renamed', { tenantId, from, to });
+    await this.namespaceWide(tenantId, async (trx, tags) => {
+      if (!tags.includes(from)) throw new NotFound('tag');
+      if (from === to) return;
+      if (tags.includes(to)) throw new Conflict(['tag']);
+      await new TenantStore(trx, tenantId)
+        .table('devices')
+        .whereRaw('tags @> ?::text[]', [[from]])
+        .update({ tags: trx.raw('array_replace(tags, ?::text, ?::text)', [from, to]) });
+      await this.hooks.run('tags.renamed', { tenantId, from, to, db: trx });
+    });
   }
 
+  /**
+   * Deletes a tag from every device, public key and firewall rule of the namespace, in one transaction. A key or
+   * rule filter keeps 1 to 3 tags (SPEC.md section 5), and an empty one must not turn into "every device": when
+   * the tag is the last one of some filter, the whole delete is refused with 406 and nothing changes; the user
+   * gives those filters another tag (or deletes them) first, as removing a filter's last tag one by one is 406.
+   */
   async delete(tenantId: string, tag: string): Promise<void> {
-    const tags = await this.list(tenantId);
-    if (!tags.includes(tag)) throw new NotFound('tag');
-    const store = new TenantStore(this.db, tenantId);
-    await store
-      .table('devices')
-      .whereRaw('tags @> ?::text[]', [[tag]])
-      .update({ tags: this.db.raw('array_remove(tags, ?::text)', [tag]) });
-    await this.hooks.run('tags.deleted', { tenantId, tag });
+    await this.namespaceWide(tenantId, async (trx, tags) => {
+      if (!tags.includes(tag)) throw new NotFound('tag');
+      await new TenantStore(trx, tenantId)
+        .table('devices')
+        .whereRaw('tags @> ?::text[]', [[tag]])
+        .update({ tags: trx.raw('array_remove(tags, ?::text)', [tag]) });
+      await this.hooks.run('tags.deleted', { tenantId, tag, db: trx });
+    });
+  }
+
+  /**
+   * Runs a namespace-wide change in one transaction that holds the namespace row, so two renames or deletes in
+   * one namespace run one after the other; `tags` is the namespace's tag set as that transaction sees it.
+   */
+  private async namespaceWide(
+    tenantId: string,
+    change: (trx: Knex.Transaction, tags: string[]) => Promise<void>,
+  ): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const ns = await trx('namespaces').where({ tenant_id: tenantId }).forUpdate().first('tenant_id');
+      if (!ns) throw new NotFound('namespace');
+      await change(trx, await this.list(tenantId, trx));
+    });
   }
 }
