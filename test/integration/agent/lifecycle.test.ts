@@ -1,26 +1,34 @@
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, createConnection, createServer as createTcpServer } from 'node:net';
+import { type AddressInfo, createConnection, createServer as createTcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { AgentProcess, ContractServer } from './contract-server';
+import { AgentProcess } from './agent-process';
+import { deviceKind, GatehouseServer } from './gatehouse-server';
 
-describe('gatehouse-agent lifecycle against the agent protocol', function () {
+/**
+ * The agent program's own reactions (register, pending, accepted, rejected, unknown tenant, unreachable, restarted
+ * or silent server, shutdown) against the real Gatehouse server, whose states are produced the way they happen:
+ * through the API, by stopping the server, by a network that stops carrying bytes.
+ */
+describe('gatehouse-agent lifecycle against the real server', function () {
   // Each test starts agent processes through tsx; on a loaded two-core machine that is slow.
   this.timeout(60_000);
-  let server: ContractServer;
+  let server: GatehouseServer;
   let dir: string;
   const agents: AgentProcess[] = [];
+  // Accepted devices of one namespace need distinct names (a clash is refused with 409).
+  let hostnames = 0;
 
   const startAgent = (extra: Record<string, string> = {}, args: string[] = []) => {
     const agent = new AgentProcess(
       {
         GATEHOUSE_SERVER_ADDRESS: server.url,
         GATEHOUSE_TENANT_ID: server.tenantId,
-        GATEHOUSE_PRIVATE_KEY: join(dir, 'keys', 'agent.key'),
-        GATEHOUSE_PREFERRED_HOSTNAME: 'lab-device',
+        GATEHOUSE_PRIVATE_KEY: join(dir, 'keys', `${extra['GATEHOUSE_PREFERRED_IDENTITY'] ?? 'agent'}.key`),
+        GATEHOUSE_PREFERRED_HOSTNAME: `lab-${++hostnames}`,
         GATEHOUSE_KEEPALIVE_INTERVAL: '1',
         GATEHOUSE_SINGLE_USER_PASSWORD: 'correct horse',
         ...extra,
@@ -30,15 +38,20 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
     agents.push(agent);
     return agent;
   };
+  const callsOf = (mac: string) => server.authCalls.filter((call) => call.identity?.mac === mac);
 
-  beforeEach(async () => {
-    server = await ContractServer.start();
+  before(async () => {
+    server = await GatehouseServer.start();
+    // Every test accepts a device of its own; the namespace's default limit of 3 would refuse the fourth.
+    await server.kernel.container.cradle.namespaces.setMaxDevices(server.tenantId, 50);
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-agent-test-'));
   });
   afterEach(async () => {
     await Promise.all(agents.splice(0).map((agent) => agent.stop()));
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+  });
+  after(async () => {
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   for (const [variable, value, complaint] of [
@@ -62,53 +75,77 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
   }
 
   it('registers with its identity, waits while pending, comes online once accepted', async () => {
-    const agent = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'aa:bb:cc:00:11:22' });
+    const mac = 'aa:bb:cc:00:11:22';
+    const agent = startAgent({
+      GATEHOUSE_PREFERRED_IDENTITY: mac,
+      GATEHOUSE_PREFERRED_HOSTNAME: 'lab-device',
+    });
     const pendingLine = await agent.waitFor(/pending acceptance/);
-    const call = server.authCalls[0]!;
+    const call = callsOf(mac)[0]!;
     expect(call.tenant_id).to.equal(server.tenantId);
     expect(call.hostname).to.equal('lab-device');
-    expect(call.identity).to.deep.equal({ mac: 'aa:bb:cc:00:11:22' });
     expect(call.sessions).to.deep.equal([]);
     expect(call.public_key).to.match(/^-----BEGIN PUBLIC KEY-----\n/);
     expect(call.info.version).to.equal('0.1.0');
-    expect(call.info.platform).to.be.oneOf(['docker', 'native']);
-    expect(call.info.arch).to.be.a('string').and.not.equal('');
-    expect(call.info.id).to.be.a('string').and.not.equal('');
-    expect(call.info.pretty_name).to.be.a('string').and.not.equal('');
-    const [uid] = [...server.devices.keys()];
-    expect(pendingLine).to.include(`device ${uid} is pending acceptance in namespace dev`);
 
-    const keyPath = join(dir, 'keys', 'agent.key');
+    const uid = await agent.uid();
+    expect(uid).to.match(/^[0-9a-f]{64}$/);
+    expect(pendingLine).to.include(`device ${uid} is pending acceptance in namespace ada`);
+    // What the server kept of the registration.
+    const device = await server.device(uid);
+    expect(device).to.include({
+      status: 'pending',
+      name: 'lab-device',
+      online: false,
+      tenant_id: server.tenantId,
+    });
+    expect(device['identity']).to.deep.equal({ mac });
+    expect(String(device['public_key']).trim()).to.equal(call.public_key.trim());
+    const info = device['info'] as Record<string, string>;
+    expect(info['version']).to.equal('0.1.0');
+    expect(info['platform']).to.be.oneOf(['docker', 'native']);
+    expect(info['arch']).to.be.a('string').and.not.equal('');
+    expect(info['id']).to.be.a('string').and.not.equal('');
+    expect(info['pretty_name']).to.be.a('string').and.not.equal('');
+
+    const keyPath = join(dir, 'keys', `${mac}.key`);
     expect(statSync(keyPath).mode & 0o777).to.equal(0o600);
     expect(readFileSync(keyPath, 'utf8')).to.match(/^-----BEGIN RSA PRIVATE KEY-----/);
 
-    const online = server.nextTunnel();
-    server.setStatus(uid!, 'accepted');
-    const tunnel = await online;
-    expect(await tunnel.ping()).to.be.at.least(0);
+    await server.setStatus(uid, 'accept');
     await agent.waitFor(/online: device lab-device/);
-    // The availability call repeats at the keepalive interval (1 s here).
-    const calls = server.authCalls.length;
-    await new Promise((resolve) => setTimeout(resolve, 2200));
-    expect(server.authCalls.length).to.be.at.least(calls + 2);
+    await server.waitOnline(uid);
+    expect((await server.device(uid)).online).to.equal(true);
+    // The availability call repeats at the keepalive interval (1 s here) while online.
+    const calls = callsOf(mac).length;
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(callsOf(mac).length).to.be.at.least(calls + 2);
   });
 
   it('keeps its key and identity across restarts', async () => {
     const first = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'id-1' });
-    await first.waitFor(/pending acceptance/);
+    const uid = await first.uid();
     expect(await first.stop()).to.equal(0);
     const second = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'id-1' });
-    await second.waitFor(/pending acceptance/);
-    const keys = new Set(server.authCalls.map((call) => call.public_key));
-    expect(keys.size).to.equal(1);
-    expect(server.devices.size).to.equal(1);
+    expect(await second.uid()).to.equal(uid);
+    expect(new Set(callsOf('id-1').map((call) => call.public_key)).size).to.equal(1);
+    const pending = await server.api('GET', `${deviceKind}?status=pending&per_page=100`);
+    expect(
+      pending.body.filter((d: { identity: { mac: string } }) => d.identity.mac === 'id-1'),
+    ).to.have.length(1);
   });
 
   it('logs a rejected device and an unknown tenant clearly', async () => {
     const agent = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'id-2' });
-    await agent.waitFor(/pending acceptance/);
-    server.setStatus([...server.devices.keys()][0]!, 'rejected');
-    await agent.waitForNext(/was rejected in namespace dev/);
+    const uid = await agent.uid();
+    await server.setStatus(uid, 'accept');
+    await agent.waitFor(/online: device/);
+    // Rejecting drops the live tunnel; the agent is told why when it dials again.
+    const rejected = agent.waitForNext(/was rejected in namespace ada/);
+    await server.setStatus(uid, 'reject');
+    await rejected;
+    expect(server.hub.isOnline(uid)).to.equal(false);
+
     const stranger = startAgent({
       GATEHOUSE_TENANT_ID: '00000000-0000-4000-8000-000000000000',
       GATEHOUSE_PRIVATE_KEY: join(dir, 'other.key'),
@@ -118,33 +155,31 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
 
   it('logs an unreachable server and reconnects after the tunnel drops', async () => {
     const agent = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'id-3' });
-    await agent.waitFor(/pending acceptance/);
-    const uid = [...server.devices.keys()][0]!;
-    let online = server.nextTunnel();
-    server.setStatus(uid, 'accepted');
-    const first = await online;
-    online = server.nextTunnel();
-    first.close();
-    await agent.waitForNext(/tunnel closed/);
-    const second = await online;
-    expect(second).to.not.equal(first);
-    expect(await second.ping()).to.be.at.least(0);
+    const uid = await agent.uid();
+    await server.setStatus(uid, 'accept');
+    await agent.waitFor(/online: device/);
+    await server.waitOnline(uid);
+    const closed = agent.waitForNext(/tunnel closed/);
+    const back = agent.waitForNext(/online: device/);
+    // As the server does when a device is marked offline by the internal call.
+    server.hub.disconnect(uid);
+    await closed;
+    await back;
+    await server.waitOnline(uid);
 
-    const lost = new AgentProcess({
+    const lost = startAgent({
       GATEHOUSE_SERVER_ADDRESS: 'http://127.0.0.1:1',
-      GATEHOUSE_TENANT_ID: server.tenantId,
       GATEHOUSE_PRIVATE_KEY: join(dir, 'lost.key'),
-      GATEHOUSE_SINGLE_USER_PASSWORD: 'x',
     });
-    agents.push(lost);
     await lost.waitFor(/server unreachable at http:\/\/127\.0\.0\.1:1/);
     await lost.waitFor(/next attempt in \d+\.\d s/);
   });
 
   it('notices a server that went silent without closing and reconnects', async () => {
-    // A relay between agent and server that can stop carrying bytes while keeping its
-    // connections open, as a dead NAT mapping or a frozen server does.
-    const frozen = new Set<import('node:net').Socket>();
+    // A relay between agent and server that can stop carrying bytes while keeping its connections open, as a dead
+    // NAT mapping or a frozen server does.
+    const frozen = new Set<Socket>();
+    const connections: Socket[] = [];
     let freeze = false;
     const relay = createTcpServer((inbound) => {
       const outbound = createConnection({ host: '127.0.0.1', port: Number(new URL(server.url).port) });
@@ -160,7 +195,6 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
       }
       connections.push(inbound);
     });
-    const connections: import('node:net').Socket[] = [];
     relay.listen(0, '127.0.0.1');
     await once(relay, 'listening');
     try {
@@ -168,19 +202,16 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
         GATEHOUSE_SERVER_ADDRESS: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
         GATEHOUSE_PREFERRED_IDENTITY: 'id-silent',
       });
-      await agent.waitFor(/pending acceptance/);
-      let online = server.nextTunnel();
-      const agentOnline = agent.waitForNext(/online: device/);
-      server.setStatus([...server.devices.keys()][0]!, 'accepted');
-      await online;
-      await agentOnline;
-      online = server.nextTunnel();
+      const uid = await agent.uid();
+      await server.setStatus(uid, 'accept');
+      await agent.waitFor(/online: device/);
       // Everything open now goes silent; connections made from here on pass.
       for (const socket of connections) frozen.add(socket);
       freeze = true;
+      const back = agent.waitForNext(/online: device/);
       await agent.waitForNext(/server stopped answering pings; reconnecting/);
-      const second = await online;
-      expect(await second.ping()).to.be.at.least(0);
+      await back;
+      await server.waitOnline(uid);
     } finally {
       for (const socket of connections) socket.destroy();
       relay.close();
@@ -209,12 +240,11 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
     await once(web, 'listening');
     try {
       const agent = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'id-4' });
-      await agent.waitFor(/pending acceptance/);
-      const online = server.nextTunnel();
-      server.setStatus([...server.devices.keys()][0]!, 'accepted');
-      const tunnel = await online;
+      const uid = await agent.uid();
+      await server.setStatus(uid, 'accept');
+      await server.waitOnline(uid);
       const port = (web.address() as AddressInfo).port;
-      const stream = await tunnel.open({ kind: 'tcp', host: '127.0.0.1', port });
+      const stream = await server.hub.open(uid, { kind: 'tcp', host: '127.0.0.1', port });
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.end('POST /hello HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nworld');
@@ -231,13 +261,39 @@ describe('gatehouse-agent lifecycle against the agent protocol', function () {
         });
       });
       let refusal: Error | undefined;
-      await tunnel.open({ kind: 'tcp', host: '127.0.0.1', port: closedPort }).catch((error: Error) => {
-        refusal = error;
-      });
+      await server.hub
+        .open(uid, { kind: 'tcp', host: '127.0.0.1', port: closedPort })
+        .catch((error: Error) => {
+          refusal = error;
+        });
       expect(refusal?.message).to.match(/ECONNREFUSED/);
-      expect(tunnel.closed).to.equal(false);
+      expect(server.hub.isOnline(uid)).to.equal(true);
     } finally {
       web.close();
     }
+  });
+
+  // Last: it stops the server in the middle.
+  it('rides out a server restart: unreachable while it is down, back online once it answers again', async () => {
+    const agent = startAgent({
+      GATEHOUSE_PREFERRED_IDENTITY: 'id-restart',
+      GATEHOUSE_PREFERRED_HOSTNAME: 'restarted-device',
+    });
+    const uid = await agent.uid();
+    await server.setStatus(uid, 'accept');
+    await agent.waitFor(/online: device/);
+    await server.waitOnline(uid);
+
+    const closed = agent.waitForNext(/tunnel closed/);
+    const unreachable = agent.waitForNext(/server unreachable at/);
+    await server.halt();
+    await closed;
+    await unreachable;
+
+    const back = agent.waitForNext(/online: device restarted-device/);
+    await server.resume();
+    await back;
+    await server.waitOnline(uid);
+    expect(await server.device(uid)).to.include({ status: 'accepted', online: true });
   });
 });

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import ssh2 from 'ssh2';
-import { AgentProcess, ContractServer } from './contract-server';
+import { AgentProcess } from './agent-process';
+import { GatehouseServer } from './gatehouse-server';
 import { baseSshOptions, passwordOptions, run, runWithPassword } from './openssh-client';
 
 /** Real accounts made by Debian's own tools: chpasswd writes the hashes into /etc/shadow. */
@@ -15,7 +15,7 @@ const USERS = [
 
 describe('the agent as root: sign-in against real local accounts', function () {
   this.timeout(60_000);
-  let server: ContractServer;
+  let server: GatehouseServer;
   let agent: AgentProcess;
   let dir: string;
   let port: number;
@@ -43,7 +43,7 @@ describe('the agent as root: sign-in against real local accounts', function () {
       execFileSync('useradd', ['-m', '-s', '/bin/bash', '-G', 'gh-extra', user.name]);
       execFileSync('chpasswd', ['-c', user.method], { input: `${user.name}:${user.password}\n` });
     }
-    server = await ContractServer.start();
+    server = await GatehouseServer.start();
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-root-test-'));
     agent = new AgentProcess({
       GATEHOUSE_SERVER_ADDRESS: server.url,
@@ -52,11 +52,9 @@ describe('the agent as root: sign-in against real local accounts', function () {
       GATEHOUSE_PREFERRED_IDENTITY: 'root-test-device',
       GATEHOUSE_KEEPALIVE_INTERVAL: '1',
     });
-    await agent.waitFor(/pending acceptance/);
-    const uid = [...server.devices.keys()][0]!;
-    const online = server.nextTunnel();
-    server.setStatus(uid, 'accepted');
-    await online;
+    const uid = await agent.uid();
+    await server.setStatus(uid, 'accept');
+    await server.waitOnline(uid);
     port = await server.sshPort(uid);
   });
 
@@ -154,12 +152,10 @@ describe('the agent as root: sign-in against real local accounts', function () {
   });
 
   it('signs the gateway in with its key only after the server signed the same blob', async () => {
-    // The gateway's Ed25519 key, in OpenSSH's format as ssh-keygen writes it.
+    // The server's own Ed25519 gateway key (OpenSSH format): the agent asks that server, through
+    // POST /api/auth/ssh, to sign the same blob, and compares.
     const keyPath = join(dir, 'gateway_ed25519');
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyPath]);
-    const gatewayKey = ssh2.utils.parseKey(readFileSync(keyPath));
-    if (gatewayKey instanceof Error) throw gatewayKey;
-    server.gatewaySign = (data) => gatewayKey.sign(data);
+    writeFileSync(keyPath, server.kernel.container.cradle.keys.gatewayKey, { mode: 0o600 });
 
     const viaKey = (args: string[]) =>
       run('ssh', [

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
-import { AgentProcess, ContractServer } from './contract-server';
+import { AgentProcess } from './agent-process';
+import { GatehouseServer } from './gatehouse-server';
 import { baseSshOptions, passwordOptions, run, runWithPassword } from './openssh-client';
 
 const PASSWORD = 'single user secret';
@@ -41,7 +42,7 @@ async function freePort(): Promise<number> {
 
 describe('OpenSSH clients through the tunnel to the agent (single-user mode)', function () {
   this.timeout(60_000);
-  let server: ContractServer;
+  let server: GatehouseServer;
   let agent: AgentProcess;
   let dir: string;
   let port: number;
@@ -50,7 +51,7 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
     runWithPassword(PASSWORD, 'ssh', [...baseSshOptions(port), ...passwordOptions(), ...args], { input });
 
   before(async () => {
-    server = await ContractServer.start();
+    server = await GatehouseServer.start();
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-ssh-test-'));
     agent = new AgentProcess({
       GATEHOUSE_SERVER_ADDRESS: server.url,
@@ -60,11 +61,9 @@ describe('OpenSSH clients through the tunnel to the agent (single-user mode)', f
       GATEHOUSE_KEEPALIVE_INTERVAL: '1',
       GATEHOUSE_SINGLE_USER_PASSWORD: PASSWORD,
     });
-    await agent.waitFor(/pending acceptance/);
-    const uid = [...server.devices.keys()][0]!;
-    const online = server.nextTunnel();
-    server.setStatus(uid, 'accepted');
-    await online;
+    const uid = await agent.uid();
+    await server.setStatus(uid, 'accept');
+    await server.waitOnline(uid);
     port = await server.sshPort(uid);
   });
 
