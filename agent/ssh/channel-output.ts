@@ -1,16 +1,40 @@
 import type { Readable } from 'node:stream';
 import type { ServerChannel } from 'ssh2';
 
+/** Bytes waiting for the peer before the sources are paused, and below which they resume. */
 const PAUSE_ABOVE = 2 * 1024 * 1024;
 const RESUME_BELOW = 512 * 1024;
+/** Consecutive chunks of one stream are joined into writes of at most this size. */
+const MAX_WRITE = 1024 * 1024;
 
 /**
- * Feeds a program's stdout and stderr into one SSH channel, one write at a time.
+ * ssh2's bookkeeping of a write that waits for the peer's window (ssh2 1.x lib/Channel.js and the
+ * CHANNEL_WINDOW_ADJUST handlers in lib/server.js and lib/client.js; not part of its API).
+ */
+interface WindowWait {
+  _waitWindow?: boolean;
+  _chunk?: Buffer;
+  _chunkcb?: () => void;
+  _chunkErr?: Buffer;
+  _chunkcbErr?: () => void;
+}
+
+/**
+ * Feeds stdout and stderr into one ssh2 server channel: the agent's sessions (a program's two pipes) and the
+ * gateway's bridge (the device channel's two streams towards the user) both write through this.
  *
- * ssh2's channel keeps a single "waiting for window" slot for the channel and its stderr:
- * when both have a write blocked on the peer's window, one of them is never resumed and
- * the session stalls. Writing strictly in turn avoids that and also keeps the order in
- * which the program wrote. The program is paused while too much waits here.
+ * ssh2's server channel shares one send window between stdout and stderr and keeps a write that waits for the
+ * window in one set of fields (`_chunk`/`_chunkcb` for stdout, `_chunkErr`/`_chunkcbErr` for stderr). When the
+ * window opens it resumes whichever of those is set, stdout first, and it never clears them after the resumed write
+ * completes. Two failures follow:
+ * - both streams waiting at once: only one is resumed, the other never is (the session stalls);
+ * - stdout waited once and completed, stderr waits later: the window handler finds the stale stdout remainder and
+ *   sends it again (duplicated stdout bytes), calling its spent callback, and stderr is never resumed (the client
+ *   eventually gives up with exit 255).
+ * So exactly one write is in flight at a time, across both streams, and when its callback runs (nothing else can
+ * be waiting then) the stale fields are cleared. One write at a time also keeps the order in which the two streams
+ * were written. Consecutive chunks of the same stream are joined so throughput does not suffer, and the sources
+ * are paused while too much waits here.
  */
 export class ChannelOutput {
   private readonly channel: ServerChannel;
@@ -26,9 +50,12 @@ export class ChannelOutput {
     this.sources = sources;
   }
 
-  push(stderr: boolean, chunk: Buffer): void {
-    this.queue.push({ stderr, chunk });
-    this.queuedBytes += chunk.length;
+  /** Queues `chunk` for the channel's stdout, or its stderr when `stderr` is true. */
+  push(stderr: boolean, chunk: Buffer | string): void {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (bytes.length === 0) return;
+    this.queue.push({ stderr, chunk: bytes });
+    this.queuedBytes += bytes.length;
     if (!this.paused && this.queuedBytes > PAUSE_ABOVE) {
       this.paused = true;
       for (const source of this.sources) source.pause();
@@ -47,16 +74,25 @@ export class ChannelOutput {
 
   private writeNext(): void {
     if (this.writing) return;
-    const next = this.queue.shift();
-    if (!next) {
+    const head = this.queue.shift();
+    if (!head) {
       for (const resolve of this.drainedWaiters.splice(0)) resolve();
       return;
     }
+    const parts = [head.chunk];
+    let size = head.chunk.length;
+    for (let next = this.queue[0]; next && next.stderr === head.stderr; next = this.queue[0]) {
+      if (size + next.chunk.length > MAX_WRITE) break;
+      this.queue.shift();
+      parts.push(next.chunk);
+      size += next.chunk.length;
+    }
     this.writing = true;
-    const target = next.stderr ? this.channel.stderr : this.channel;
-    target.write(next.chunk, () => {
+    const target = head.stderr ? this.channel.stderr : this.channel;
+    target.write(parts.length === 1 ? head.chunk : Buffer.concat(parts, size), () => {
       this.writing = false;
-      this.queuedBytes -= next.chunk.length;
+      forgetFinishedWindowWait(this.channel);
+      this.queuedBytes -= size;
       if (this.paused && this.queuedBytes < RESUME_BELOW) {
         this.paused = false;
         for (const source of this.sources) source.resume();
@@ -64,4 +100,17 @@ export class ChannelOutput {
       this.writeNext();
     });
   }
+}
+
+/**
+ * Clears ssh2's record of a window-blocked write once that write has completed, so a later window adjustment
+ * cannot resend it. Only call it when no write of this channel is in flight.
+ */
+export function forgetFinishedWindowWait(channel: ServerChannel): void {
+  const wait = channel as unknown as WindowWait;
+  if (wait._waitWindow) return;
+  wait._chunk = undefined;
+  wait._chunkcb = undefined;
+  wait._chunkErr = undefined;
+  wait._chunkcbErr = undefined;
 }

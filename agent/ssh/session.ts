@@ -172,9 +172,12 @@ function runPiped(
   child.stdout.on('data', (chunk: Buffer) => output.push(false, chunk));
   child.stderr.on('data', (chunk: Buffer) => output.push(true, chunk));
   child.on('error', (error) => {
-    channel.stderr.write(`${error.message}\r\n`);
-    channel.exit(127);
-    channel.end();
+    // Through the same output as the program's streams: one writer per channel (see ChannelOutput).
+    output.push(true, `${error.message}\r\n`);
+    output.drained().then(() => {
+      channel.exit(127);
+      channel.end();
+    });
   });
   child.on('close', (code, signal) => {
     output.drained().then(() => {

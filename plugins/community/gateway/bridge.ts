@@ -1,6 +1,6 @@
+import { ChannelOutput } from '@gatehouse/agent/ssh/channel-output';
 import type ssh2 from 'ssh2';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
-import { ChannelOutput } from './channel-output';
 import type { SessionJournal } from './journal';
 
 /** What one seat (one session channel of a connection) needs from its connection. */
@@ -121,10 +121,12 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
       journal.update({ recorded: true });
       journal.resize(seat, pty.cols, pty.rows);
     }
-    if (kind === 'shell' && pty && ctx.announcement) {
-      down.write(`${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
-    }
+    // Everything the user's channel gets goes through one ChannelOutput, the announcement too: a second writer
+    // could leave a window-blocked write behind that ssh2 would later resend.
     const output = new ChannelOutput(down, [channel, channel.stderr]);
+    if (kind === 'shell' && pty && ctx.announcement) {
+      output.push(false, `${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
+    }
     channel.on('data', (chunk: Buffer) => {
       ctx.touch();
       if (recording && pty) journal.output(seat, chunk, pty.cols, pty.rows);
@@ -141,7 +143,7 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
       journal.event(typeof code === 'number' ? 'exit-status' : 'exit-signal', seat, exit);
     });
     channel.on('close', () => {
-      output.idle().then(() => {
+      output.drained().then(() => {
         if (exit && 'code' in exit) down.exit(exit.code);
         else if (exit) down.exit(exit.signal, exit.core, exit.description);
         down.end();

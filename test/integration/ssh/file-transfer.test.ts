@@ -96,11 +96,10 @@ describe('ssh through the gateway: SFTP and SCP of a large file', function () {
     expect(sha256(path.join(local, 'sftp-back.bin'))).to.equal(sha256(path.join(local, 'big.bin')));
   });
 
-  // Pending on the agent, not the gateway: ssh2's server channel keeps a write that waited for the window in
-  // fields it never clears, and resends that stale stdout when stderr later waits (duplicated stdout bytes, stderr
-  // stuck, exit 255 about one run in three). The gateway clears them (gateway/channel-output.ts); the agent's
-  // agent/ssh/channel-output.ts must do the same before this test can run reliably.
-  it.skip('keeps large stdout and stderr of one command apart', async () => {
+  // ssh2's server channel keeps a write that waited for the window in fields it never clears and resends that
+  // stale stdout when stderr later waits (duplicated stdout bytes, stderr stuck, exit 255). Both the agent and the
+  // gateway write through agent/ssh/channel-output.ts, which keeps one write in flight and clears them.
+  it('keeps large stdout and stderr of one command apart', async () => {
     const res = await world.sshKey(
       keyFile,
       [
