@@ -111,6 +111,7 @@ const config: Config = {
   plugins: [
     'docusaurus-plugin-image-zoom',
     './plugins/html-redirects/index.mjs',
+    './plugins/syntax-highlighting/index.mjs',
     ...(externalSearch ? [] : ['./plugins/local-search/index.mjs']),
   ],
   themeConfig: {
@@ -179,8 +180,8 @@ const config: Config = {
     prism: {
       theme: lightCode,
       darkTheme: darkCode,
-      // yaml and json come with prism-react-renderer; each extra language costs start-up time on every page.
-      additionalLanguages: ['bash', 'ini'],
+      // The only grammars the site loads (plugins/syntax-highlighting): those its pages use.
+      additionalLanguages: ['bash', 'ini', 'json', 'yaml'],
     },
     ...(externalSearch
       ? { algolia: { ...externalSearch, contextualSearch: false, searchPagePath: 'search' } }
