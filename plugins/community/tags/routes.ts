@@ -3,6 +3,10 @@ import { Type as T } from '@sinclair/typebox';
 import { tag } from '../devices/schemas';
 
 const tagParams = T.Object({ tag });
+const conflict = T.Array(T.String(), { description: 'The conflicting field: ["tag"].' });
+const refusal = T.Object({
+  message: T.String({ description: 'Which key and rule filters hold only this tag.' }),
+});
 
 /** Tags across the namespace (SPEC.md section 7, "Tags"). */
 export const tagRoutes = [
@@ -12,6 +16,8 @@ export const tagRoutes = [
     auth: ['user', 'apiKey'],
     role: 'observer',
     summary: 'List the tags used in the namespace',
+    description:
+      'Tags of devices, containers, public-key filters and firewall-rule filters, each once, sorted.',
     tags: ['tags'],
     schema: { response: { 200: T.Array(T.String()) } },
     async handler({ services, tenantId }) {
@@ -24,9 +30,16 @@ export const tagRoutes = [
     auth: ['user', 'apiKey'],
     role: 'operator',
     summary: 'Rename a tag everywhere in the namespace',
-    description: '404 when no device uses the tag; 409 ["tag"] when the new name is already used.',
+    description:
+      'Renames the tag on devices, containers, public-key filters and firewall-rule filters at once (one ' +
+      'transaction). 404 when nothing in the namespace has the tag; 409 ["tag"] when the new name is already a ' +
+      'tag anywhere in the namespace.',
     tags: ['tags'],
-    schema: { params: tagParams, body: T.Object({ tag }), response: { 200: T.Object({}), 409: null } },
+    schema: {
+      params: tagParams,
+      body: T.Object({ tag }),
+      response: { 200: T.Object({}), 409: conflict },
+    },
     async handler({ params, body, services, tenantId }) {
       await services.tags.rename(tenantId(), params.tag, body.tag);
       return {};
@@ -38,8 +51,13 @@ export const tagRoutes = [
     auth: ['user', 'apiKey'],
     role: 'operator',
     summary: 'Delete a tag everywhere in the namespace',
+    description:
+      'Removes the tag from devices, containers, public-key filters and firewall-rule filters at once (one ' +
+      'transaction). A key or rule filter holds 1 to 3 tags, and an emptied one must not come to mean every ' +
+      'device: when the tag is the only one of some filter, the delete is refused with 406, the message names ' +
+      'those keys and rules, and nothing changes. 404 when nothing in the namespace has the tag.',
     tags: ['tags'],
-    schema: { params: tagParams, response: { 200: T.Object({}) } },
+    schema: { params: tagParams, response: { 200: T.Object({}), 406: refusal } },
     async handler({ params, services, tenantId }) {
       await services.tags.delete(tenantId(), params.tag);
       return {};
