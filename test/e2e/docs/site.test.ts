@@ -292,6 +292,28 @@ describe('documentation site', function () {
     await overlay.waitFor({ state: 'detached' });
   });
 
+  it('highlights code blocks, and hydrating them changes nothing', async () => {
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${server.url}/self-hosted/configuring`);
+    const yaml = page.locator('pre.language-yaml');
+    await yaml.waitFor();
+    // Wait for hydration: the copy button only works once React owns the block.
+    await page.waitForFunction(() =>
+      Object.keys(document.querySelector('pre.language-yaml') ?? {}).some((key) => key.startsWith('__react')),
+    );
+    expect(await yaml.locator('.token.key').allTextContents()).to.include.members(['http', 'port', 'ssh']);
+    expect(await yaml.locator('.token.number').allTextContents()).to.include.members(['8080', '2222']);
+    await page.goto(`${server.url}/self-hosted/deploying`);
+    await page.locator('pre.language-bash').first().waitFor();
+    expect(await page.locator('pre.language-bash .token.function').count()).to.be.greaterThan(0);
+    expect(await page.locator('pre.language-ini .token.key').count()).to.be.greaterThan(0);
+    expect(errors).to.deep.equal([]);
+  });
+
   it('lists only h2 and h3 headings in the table of contents', async () => {
     await page.goto(`${server.url}/self-hosted/reference`);
     const article = page.locator('article');
