@@ -37,7 +37,10 @@ export function tokensToLines(stream: PrismStream): LineToken[][] {
   const add = (types: string[], content: string) => {
     const parts = content.split(/\r\n|\r|\n/);
     parts.forEach((part, index) => {
-      if (index > 0) lines.push((line = []));
+      if (index > 0) {
+        line = [];
+        lines.push(line);
+      }
       line.push({ types, content: part });
     });
   };
