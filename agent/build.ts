@@ -18,9 +18,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { architecture } from './identity';
+import { agentDistDir, bundleFileName } from './packaging/bundle';
 
 const agentDir = dirname(fileURLToPath(import.meta.url));
-const out = join(agentDir, 'dist', 'gatehouse-agent');
+const out = join(agentDistDir, 'gatehouse-agent');
 
 /** Runtime packages kept as files, with what they need at run time on this platform. */
 const platform = `${process.platform}-${process.arch}`;
@@ -46,7 +47,7 @@ function packageDir(name: string): string {
   }
 }
 
-rmSync(join(agentDir, 'dist'), { recursive: true, force: true });
+rmSync(agentDistDir, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 await build({
@@ -105,6 +106,6 @@ for (const file of ['gatehouse-agent.service', 'install.sh']) {
   cpSync(join(agentDir, 'packaging', file), join(out, file));
 }
 
-const tarball = join(agentDir, 'dist', `gatehouse-agent-linux-${architecture()}.tar.gz`);
-execFileSync('tar', ['-czf', tarball, '-C', join(agentDir, 'dist'), 'gatehouse-agent']);
+const tarball = join(agentDistDir, bundleFileName(architecture()));
+execFileSync('tar', ['-czf', tarball, '-C', agentDistDir, 'gatehouse-agent']);
 process.stdout.write(`built ${out}\n      ${tarball}\n`);

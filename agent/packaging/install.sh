@@ -29,7 +29,8 @@ tarball="${GATEHOUSE_AGENT_TARBALL:-${GATEHOUSE_SERVER_ADDRESS%/}/agent/gatehous
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 case "$tarball" in
-  http://*|https://*) curl -fsSL "$tarball" -o "$work/agent.tar.gz" || fail "cannot download $tarball" ;;
+  http://*|https://*) curl -fsSL "$tarball" -o "$work/agent.tar.gz" ||
+    fail "cannot download $tarball (a 404 means the server has not built the agent for $arch: npm run build -w agent there)" ;;
   *) cp "$tarball" "$work/agent.tar.gz" ;;
 esac
 tar -xzf "$work/agent.tar.gz" -C "$work"

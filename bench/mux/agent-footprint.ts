@@ -4,14 +4,14 @@
  *
  *   npx tsx bench/mux/agent-footprint.ts
  *
- * Builds agent/dist first; the server end is the protocol stand-in of the agent tests.
+ * Builds agent/dist first; the server end is a real Gatehouse server (the agent tests' GatehouseServer).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ContractServer } from '../../test/integration/agent/contract-server';
+import { deviceKind, GatehouseServer } from '../../test/integration/agent/gatehouse-server';
 import {
   baseSshOptions,
   passwordOptions,
@@ -28,7 +28,7 @@ const installKiB = Number(execFileSync('du', ['-sk', tree], { encoding: 'utf8' }
 const tarball = execFileSync('sh', ['-c', `du -k ${join(agentDir, 'dist')}/*.tar.gz`], { encoding: 'utf8' });
 const tarballKiB = Number(tarball.split('\t')[0]);
 
-const server = await ContractServer.start();
+const server = await GatehouseServer.start();
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-footprint-'));
 const nodeFlags = (process.env['AGENT_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 const child = spawn(process.execPath, [...nodeFlags, join(tree, 'gatehouse-agent.mjs')], {
@@ -47,11 +47,16 @@ const rssKiB = () =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-while (server.devices.size === 0) await sleep(100);
-const uid = [...server.devices.keys()][0]!;
-const online = server.nextTunnel();
-server.setStatus(uid, 'accepted');
-await online;
+let uid: string | undefined;
+while (!uid) {
+  await sleep(100);
+  uid =
+    server.authCalls.length > 0
+      ? (await server.api('GET', `${deviceKind}?status=pending`)).body[0]?.uid
+      : undefined;
+}
+await server.setStatus(uid, 'accept');
+await server.waitOnline(uid);
 await sleep(10_000);
 const idle = rssKiB();
 const port = await server.sshPort(uid);

@@ -1,5 +1,6 @@
 import { definePlugin, Unauthorized } from '@gatehouse/core';
 import { asClass } from 'awilix';
+import { agentDistRoutes } from './agentdist/routes';
 import { resolveApiKey } from './apikeys/service';
 import { registerDevices } from './devices/feature';
 import { registerGateway } from './gateway/feature';
@@ -35,6 +36,7 @@ export default definePlugin({
       ...accountServices,
     });
     ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes, ...samlRoutes]);
+    ctx.routes(agentDistRoutes);
     registerDevices(ctx);
     registerGateway(ctx);
     registerTagHolders(ctx);
