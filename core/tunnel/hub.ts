@@ -102,7 +102,14 @@ export class TunnelHub {
   async open(uid: string, header: StreamHeader): Promise<Duplex> {
     const t = this.tunnels.get(uid);
     if (!t || t.session.closed) throw new DeviceOffline(uid);
-    return t.session.open(header);
+    const stream = await t.session.open(header);
+    // A tunnel that drops destroys its streams with an error. The caller may not be listening for errors at that
+    // moment (between its await and its wiring, or a piece that only watches 'close'), and an unheard 'error' is
+    // thrown out of the event loop and ends the whole server. Callers that listen still get 'error' and 'close'.
+    stream.on('error', (err: Error) =>
+      this.log.debug({ uid, err: err.message }, 'tunnel stream ended by error'),
+    );
+    return stream;
   }
 
   /** Drops the device's tunnel (rejected, removed, or marked offline by the internal call). */
@@ -144,8 +151,11 @@ export class TunnelHub {
   };
 
   private async attach(uid: string, ws: WebSocket, remoteAddr: string): Promise<void> {
+    // acceptTunnel binds its listeners before it returns, in the tick handleUpgrade hands the socket over: frames
+    // the agent sends right after the upgrade are not lost.
     const session = await acceptTunnel(ws, { timeoutMs: this.timeoutMs });
-    if (this.stopped) {
+    // A tunnel that is already closed must neither replace a live one nor sit in the registry as online.
+    if (this.stopped || session.closed) {
       session.close();
       return;
     }
