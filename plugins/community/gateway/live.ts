@@ -1,9 +1,12 @@
 import type { Logger } from '@gatehouse/core';
-import type { LiveSessionCloser, SessionService } from '../sessions/service';
+import { LIVE_WINDOW_SECONDS, type LiveSessionCloser, type SessionService } from '../sessions/service';
 
-/** How often this server vouches for its live sessions, and after how long without that a session is closed. */
+/**
+ * How often this server vouches for its live sessions; a session not vouched for within the sessions' live window
+ * (five heartbeats) is closed, so `active` in answers and the sweep agree.
+ */
 const HEARTBEAT_SECONDS = 60;
-const STALE_SECONDS = 5 * HEARTBEAT_SECONDS;
+const STALE_SECONDS = LIVE_WINDOW_SECONDS;
 
 /**
  * The sessions this server's gateway is carrying: the close call ends one (SPEC.md section 7), and a heartbeat
