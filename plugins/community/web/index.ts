@@ -52,6 +52,11 @@ export default defineWebModule({
       component: page(() => import('./devices/details'), 'ContainerDetailsPage'),
     },
     {
+      path: '/container/:uid/terminal',
+      title: 'Terminal',
+      component: page(() => import('./devices/terminal'), 'ContainerTerminalPage'),
+    },
+    {
       path: '/sessions',
       title: 'Sessions',
       component: page(() => import('./sessions/list'), 'SessionsPage'),

@@ -9,7 +9,8 @@ import { completeSetup, expectAccessible, launchBrowser } from './support/browse
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
 // A real agent registers; the owner accepts it in the console, turns on session recording, connects with the
-// real OpenSSH client, and plays the recording back in the browser.
+// real OpenSSH client and with the web terminal, and plays both recordings back in the browser. The agent runs
+// in single-user mode (GATEHOUSE_SINGLE_USER_PASSWORD), so the device password is the agent's.
 
 const devicePassword = 'agent-secret';
 
@@ -85,6 +86,8 @@ describe('web console: a real device, accepted, reached and its session played b
   before(async () => {
     [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // Copy and paste in the terminal go through the system clipboard, as they would for a person.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     page = await context.newPage();
     await completeSetup(page, server.setupUrl);
     await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
@@ -190,5 +193,154 @@ describe('web console: a real device, accepted, reached and its session played b
     const played = await page.getByTestId('playback').locator('.xterm-rows').textContent();
     expect(played).to.contain('web-e2e-42');
     await expectAccessible(page, 'session details');
+  });
+
+  /** The web terminal's screen and scrollback as text, read from xterm's buffer. */
+  const terminalText = async () =>
+    (await page.evaluate(`(() => {
+      const term = document.querySelector('[data-testid="terminal"]')?.gatehouseTerminal;
+      if (!term) return '';
+      const buffer = term.buffer.active;
+      const lines = [];
+      for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '');
+      return lines.join('\\n');
+    })()`)) as string;
+  const terminalShows = (re: RegExp, what: string) =>
+    eventually(
+      async () => re.exec(await terminalText()) ?? undefined,
+      `the terminal to show ${what}`,
+      20_000,
+    );
+  const terminalSize = async () =>
+    (await page.evaluate(`(() => {
+      const term = document.querySelector('[data-testid="terminal"]').gatehouseTerminal;
+      return { cols: term.cols, rows: term.rows };
+    })()`)) as { cols: number; rows: number };
+  const typeInTerminal = async (text: string) => {
+    await page.keyboard.type(text);
+    await page.keyboard.press('Enter');
+  };
+
+  it('tells the person when the device refuses the password, and lets them sign in again', async () => {
+    const devicePage = `${server.url}/${kind === 'devices' ? 'device' : 'container'}/${uid}`;
+    await page.goto(devicePage);
+    await page.getByRole('link', { name: 'Open terminal' }).click();
+    await page.getByRole('heading', { name: 'Sign in to edge-web' }).waitFor();
+    await expectAccessible(page, 'terminal sign-in');
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.getByText('Wrong user name or password.').waitFor({ timeout: 20_000 });
+    await expectAccessible(page, 'terminal refused');
+    await page.getByRole('button', { name: 'Change user or password' }).click();
+    await page.getByRole('heading', { name: 'Sign in to edge-web' }).waitFor();
+  });
+
+  it('opens the web terminal with the device password, runs a command and sees its output', async () => {
+    await page.getByLabel('Device user').fill('root');
+    await page.getByLabel('Password').fill(devicePassword);
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.getByText('Connected as root').waitFor({ timeout: 20_000 });
+    await page.getByTestId('terminal').click();
+    await typeInTerminal('echo web-term-$((6 * 7))');
+    await terminalShows(/^web-term-42$/m, 'the command output');
+    await expectAccessible(page, 'web terminal');
+  });
+
+  it('resizes the remote terminal with the browser window', async () => {
+    const before = await terminalSize();
+    await page.setViewportSize({ width: 900, height: 700 });
+    const after = await eventually(async () => {
+      const size = await terminalSize();
+      return size.cols !== before.cols && size.rows !== before.rows ? size : undefined;
+    }, 'the terminal to fit the smaller window');
+    expect(after.cols).to.be.below(before.cols);
+    await typeInTerminal('echo size=$(stty size)');
+    await terminalShows(
+      new RegExp(`^size=${after.rows} ${after.cols}$`, 'm'),
+      `size=${after.rows} ${after.cols}`,
+    );
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('copies the selection with Ctrl+Shift+C and pastes with Ctrl+Shift+V', async () => {
+    // Select the command's output line as a person would by dragging over it, then copy it.
+    const row = (await page.evaluate(`(() => {
+      const term = document.querySelector('[data-testid="terminal"]').gatehouseTerminal;
+      const buffer = term.buffer.active;
+      for (let i = 0; i < buffer.length; i++)
+        if (buffer.getLine(i)?.translateToString(true) === 'web-term-42') return i;
+      return -1;
+    })()`)) as number;
+    expect(row).to.be.at.least(0);
+    await page.evaluate(
+      `document.querySelector('[data-testid="terminal"]').gatehouseTerminal.select(0, ${row}, 11)`,
+    );
+    await page.keyboard.press('Control+Shift+KeyC');
+    const copied = await eventually(
+      async () => ((await page.evaluate('navigator.clipboard.readText()')) as string) || undefined,
+      'the clipboard to hold the selection',
+    );
+    expect(copied).to.equal('web-term-42');
+
+    await page.evaluate(`navigator.clipboard.writeText('echo pasted-$((2 + 3))')`);
+    await page.getByTestId('terminal').click();
+    await page.keyboard.press('Control+Shift+KeyV');
+    await page.keyboard.press('Enter');
+    await terminalShows(/^pasted-5$/m, 'the pasted command run');
+  });
+
+  it('says why the session ended and reconnects with one click', async () => {
+    await typeInTerminal('exit 3');
+    const ended = page.getByRole('status').filter({ hasText: 'Disconnected' });
+    await ended.waitFor({ timeout: 20_000 });
+    expect(await ended.textContent()).to.contain('The session ended (exit status 3).');
+    await expectAccessible(page, 'terminal disconnected');
+    await page.getByRole('button', { name: 'Reconnect' }).click();
+    await page.getByText('Connected as root').waitFor({ timeout: 20_000 });
+    await page.getByTestId('terminal').click();
+    await typeInTerminal('echo again-$((1 + 1)); exit');
+    await terminalShows(/^again-2$/m, 'the command after reconnecting');
+    await ended.waitFor({ timeout: 20_000 });
+  });
+
+  it('lists the web terminal session as type web and plays its recording back', async () => {
+    await eventually(
+      async () => {
+        const list = (await (await api('/api/sessions')).json()) as { active: boolean; type: string }[];
+        return list.filter((s) => s.type === 'web').length >= 3 && list.every((s) => !s.active)
+          ? true
+          : undefined;
+      },
+      'the web sessions to close',
+      20_000,
+    );
+    const sessions = (await (await api('/api/sessions')).json()) as {
+      uid: string;
+      type: string;
+      authenticated: boolean;
+      recorded: boolean;
+    }[];
+    const web = sessions.filter((s) => s.type === 'web');
+    // The refused sign-in is a session too, never authenticated; the two that signed in were recorded.
+    expect(web.map((s) => [s.authenticated, s.recorded]).sort()).to.deep.equal([
+      [false, false],
+      [true, true],
+      [true, true],
+    ]);
+    await page.goto(`${server.url}/sessions`);
+    const table = page.getByRole('table', { name: 'Sessions' });
+    await table.getByText('Web terminal').first().waitFor();
+    expect(await table.getByText('Web terminal').count()).to.equal(3);
+    expect(await table.getByText('SSH', { exact: true }).count()).to.equal(1);
+    // The first web session that signed in is the one that ran the commands above.
+    const first = web.filter((s) => s.authenticated).at(-1);
+    if (!first) throw new Error('no authenticated web session');
+    await page.goto(`${server.url}/sessions/${first.uid}`);
+    await page.getByRole('heading', { name: 'Recording' }).waitFor();
+    await page.getByRole('button', { name: 'Play recording' }).click();
+    await page.getByText('Finished').waitFor({ timeout: 30_000 });
+    const played = await page.getByTestId('playback').locator('.xterm-rows').textContent();
+    expect(played).to.contain('web-term-42');
+    expect(played).to.contain('pasted-5');
   });
 });

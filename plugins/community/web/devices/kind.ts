@@ -48,3 +48,8 @@ export const containerKind: DeviceKind = {
     tags: 'setContainerTags',
   },
 };
+
+/** The server lists a device under /api/containers when its agent reports the docker platform. */
+export function kindOf(device: { info?: { platform?: string } | null }): DeviceKind {
+  return device.info?.platform === 'docker' ? containerKind : deviceKind;
+}

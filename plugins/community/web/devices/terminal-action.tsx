@@ -1,4 +1,5 @@
 import { type DeviceAction, icons, Link } from '@gatehouse/web/shell';
+import { kindOf } from './kind';
 
 /** The community edition's device action: open a web terminal on an accepted, online device. */
 export const terminalAction: DeviceAction = {
@@ -6,7 +7,7 @@ export const terminalAction: DeviceAction = {
   label: 'Open terminal',
   available: (device) => device.status === 'accepted' && device.online,
   component: ({ device }) => (
-    <Link className="btn btn-primary" to={`/device/${device.uid}/terminal`}>
+    <Link className="btn btn-primary" to={`${kindOf(device).detailsPath(device.uid)}/terminal`}>
       {icons.terminal} Open terminal
     </Link>
   ),

@@ -16,18 +16,44 @@ import {
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { sshTarget } from './ssh-command';
 
-// The web terminal: xterm.js over a WebSocket to the gateway (GET /ws/ssh). Text frames are JSON control
-// messages ({type:'auth'|'resize'} from us; {type:'error'|'exit', message} from the gateway); binary frames
-// carry the terminal's bytes both ways.
+// The web terminal: xterm.js over a WebSocket to the gateway (GET /ws/ssh?token=&target=&cols=&rows=, see
+// plugins/community/gateway/web-terminal.ts). Text frames are JSON control messages: {type:'auth', password} and
+// {type:'resize', cols, rows} from us; {type:'error', message} and {type:'exit', code} from the gateway, each
+// sent just before it closes. Binary frames carry the terminal's bytes both ways. The gateway sends terminal
+// bytes only once the device accepted the password and opened the shell, so the first one means "signed in".
 
-type Phase = 'form' | 'connecting' | 'open' | 'closed';
+type Phase = 'connecting' | 'signing-in' | 'open' | 'closed';
 
 interface ControlFrame {
   type: string;
   message?: string;
   code?: number;
+}
+
+/** What the person reads when the terminal closes: the gateway's own reason first, else what the close says. */
+export function closeReason(
+  frame: ControlFrame | undefined,
+  close: { code: number; reason: string },
+  opened: boolean,
+): string {
+  if (frame?.type === 'error' && frame.message) return sentence(frame.message);
+  if (frame?.type === 'exit')
+    return `The session ended${typeof frame.code === 'number' ? ` (exit status ${frame.code})` : ''}.`;
+  // The browser hides the answer to a refused upgrade (401 for an expired sign-in, 403 for a namespace the
+  // person left): all it reports is 1006 before the socket ever opened.
+  if (!opened)
+    return 'The gateway refused the connection or could not be reached. If your sign-in has expired, sign in again.';
+  if (close.code === 1000) return 'The session ended.';
+  return 'The connection to the gateway was lost.';
+}
+
+function sentence(text: string): string {
+  const t = text.trim();
+  const capital = t.charAt(0).toUpperCase() + t.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
 export function terminalSocketUrl(
@@ -85,37 +111,41 @@ function TerminalSession({
     );
     socket.binaryType = 'arraybuffer';
     const encoder = new TextEncoder();
-    let reason = 'The connection closed.';
+    let opened = false;
+    let last: ControlFrame | undefined;
 
     const sendControl = (frame: object) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
     };
     socket.addEventListener('open', () => {
+      opened = true;
       sendControl({ type: 'auth', password });
       sendControl({ type: 'resize', cols: term.cols, rows: term.rows });
-      setPhase('open');
+      setPhase('signing-in');
       term.focus();
     });
+    let signedIn = false;
     socket.addEventListener('message', (event: MessageEvent<ArrayBuffer | string>) => {
       if (typeof event.data === 'string') {
-        let frame: ControlFrame;
         try {
-          frame = JSON.parse(event.data) as ControlFrame;
+          last = JSON.parse(event.data) as ControlFrame;
         } catch {
           term.write(event.data);
-          return;
         }
-        if (frame.type === 'error') reason = frame.message ?? 'The gateway refused the connection.';
-        if (frame.type === 'exit')
-          reason = `The session ended${frame.code !== undefined ? ` (exit status ${frame.code})` : ''}.`;
         return;
+      }
+      if (!signedIn) {
+        signedIn = true;
+        setPhase('open');
       }
       term.write(new Uint8Array(event.data));
     });
+    let disposed = false;
     socket.addEventListener('close', (event) => {
-      if (event.reason) reason = event.reason;
+      // Closing it ourselves (Disconnect, leaving the page) is not news to report.
+      if (disposed) return;
       setPhase('closed');
-      closedRef.current(reason);
+      closedRef.current(closeReason(last, event, opened));
     });
     const input = term.onData((data) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(encoder.encode(data));
@@ -143,6 +173,7 @@ function TerminalSession({
       observer.disconnect();
       input.dispose();
       resized.dispose();
+      disposed = true;
       socket.close();
       term.dispose();
     };
@@ -151,9 +182,10 @@ function TerminalSession({
   return (
     <div className="stack" style={{ gap: 8 }}>
       <div className="row muted" style={{ fontSize: 13 }} role="status">
-        {phase === 'connecting' ? (
+        {phase === 'connecting' || phase === 'signing-in' ? (
           <>
-            <span className="spinner" aria-hidden="true" /> Connecting to {device.name}…
+            <span className="spinner" aria-hidden="true" />{' '}
+            {phase === 'connecting' ? `Connecting to ${device.name}…` : `Signing in as ${username}…`}
           </>
         ) : phase === 'open' ? (
           <>
@@ -173,12 +205,11 @@ function TerminalSession({
   );
 }
 
-export function TerminalPage({ params }: { params: Record<string, string> }) {
+function TerminalScreen({ kind, uid }: { kind: DeviceKind; uid: string }) {
   const api = useApi();
-  const uid = params.uid ?? '';
   const device = useResource(
-    () => api.call<Device>('getDevice', { params: { uid }, context: 'Could not load the device' }),
-    [api, uid],
+    () => api.call<Device>(kind.calls.get, { params: { uid }, context: `Could not load the ${kind.noun}` }),
+    [api, kind, uid],
   );
   const [username, setUsername] = useState('root');
   const [password, setPassword] = useState('');
@@ -199,7 +230,7 @@ export function TerminalPage({ params }: { params: Record<string, string> }) {
     <>
       <PageHeader
         title={`Terminal · ${d.name}`}
-        description={<Link to={`/device/${d.uid}`}>← Back to {d.name}</Link>}
+        description={<Link to={kind.detailsPath(d.uid)}>← Back to {d.name}</Link>}
         actions={
           session && !closed ? (
             <Button
@@ -214,7 +245,7 @@ export function TerminalPage({ params }: { params: Record<string, string> }) {
         }
       />
       {!d.online ? (
-        <Alert kind="warn" title="Device offline">
+        <Alert kind="warn" title="Offline">
           {d.name} is not connected right now. The terminal can open once its agent is back.
         </Alert>
       ) : null}
@@ -223,9 +254,20 @@ export function TerminalPage({ params }: { params: Record<string, string> }) {
           <Alert kind="info" title="Disconnected">
             <div className="row" style={{ justifyContent: 'space-between' }}>
               <span>{closed}</span>
-              <Button size="sm" variant="primary" onClick={() => connect()}>
-                Reconnect
-              </Button>
+              <span className="row" style={{ gap: 8 }}>
+                <Button
+                  size="sm"
+                  onClick={() => {
+                    setSession(null);
+                    setClosed(null);
+                  }}
+                >
+                  Change user or password
+                </Button>
+                <Button size="sm" variant="primary" onClick={() => connect()}>
+                  Reconnect
+                </Button>
+              </span>
             </div>
           </Alert>
         </div>
@@ -269,4 +311,12 @@ export function TerminalPage({ params }: { params: Record<string, string> }) {
       ) : null}
     </>
   );
+}
+
+export function TerminalPage({ params }: { params: Record<string, string> }) {
+  return <TerminalScreen kind={deviceKind} uid={params.uid ?? ''} />;
+}
+
+export function ContainerTerminalPage({ params }: { params: Record<string, string> }) {
+  return <TerminalScreen kind={containerKind} uid={params.uid ?? ''} />;
 }

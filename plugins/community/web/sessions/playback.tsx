@@ -30,7 +30,7 @@ export function framesOf(entries: RecordedEntry[]): Frame[] {
 }
 
 export function Playback({ entries }: { entries: RecordedEntry[] }) {
-  const host = useRef<HTMLDivElement>(null);
+  const host = useRef<HTMLElement>(null);
   const termRef = useRef<Terminal | null>(null);
   const timers = useRef<number[]>([]);
   const [playing, setPlaying] = useState(false);
@@ -126,12 +126,11 @@ export function Playback({ entries }: { entries: RecordedEntry[] }) {
               : `${Math.max(1, Math.round(duration / 1000))} s recorded`}
         </span>
       </div>
-      <div
+      <section
         className="terminal-shell"
         style={{ height: 'auto', minHeight: 200, overflowX: 'auto' }}
         ref={host}
         data-testid="playback"
-        role="region"
         aria-label="Recorded terminal output"
       />
     </div>

@@ -24,26 +24,50 @@ interface AxeViolation {
   nodes: { target: unknown[] }[];
 }
 
-/** Runs axe-core on the page and fails on any serious or critical violation, naming each one. */
-export async function expectAccessible(page: Page, screen: string): Promise<void> {
-  // The page runs in the browser, which this Node-typed project does not describe: the checks go in as text.
-  const loaded = await page.evaluate('typeof window.axe !== "undefined"');
-  if (!loaded) await page.addScriptTag({ content: axeSource() });
-  const violations = (await page.evaluate(
+async function violationsOf(page: Page): Promise<AxeViolation[]> {
+  return (await page.evaluate(
     `window.axe.run(document).then((result) => result.violations.map((v) => ({
       id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })),
     })))`,
   )) as AxeViolation[];
-  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  if (bad.length > 0) {
-    const text = bad
-      .map(
-        (v) =>
-          `${v.impact} ${v.id}: ${v.help}\n    at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
-      )
-      .join('\n  ');
-    throw new Error(`${screen}: ${bad.length} serious or critical accessibility violation(s):\n  ${text}`);
+}
+
+/**
+ * Runs axe-core on the page in the dark and in the light theme and fails on any serious or critical violation,
+ * naming the theme and each violation. The theme is switched the way the console's toggle switches it (the
+ * `data-theme` attribute), then put back, so the page is left as the person had it.
+ */
+export async function expectAccessible(page: Page, screen: string): Promise<void> {
+  // The page runs in the browser, which this Node-typed project does not describe: the checks go in as text.
+  const loaded = await page.evaluate('typeof window.axe !== "undefined"');
+  if (!loaded) await page.addScriptTag({ content: axeSource() });
+  const before = (await page.evaluate('document.documentElement.dataset.theme ?? ""')) as string;
+  const failures: string[] = [];
+  try {
+    for (const theme of ['dark', 'light']) {
+      // Two frames, so that style recalculation and the short colour transitions have settled before axe
+      // reads computed colours.
+      await page.evaluate(`new Promise((resolve) => {
+        document.documentElement.dataset.theme = ${JSON.stringify(theme)};
+        requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 200)));
+      })`);
+      const bad = (await violationsOf(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      for (const v of bad)
+        failures.push(
+          `[${theme}] ${v.impact} ${v.id}: ${v.help}\n    at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
+        );
+    }
+  } finally {
+    await page.evaluate(
+      before
+        ? `document.documentElement.dataset.theme = ${JSON.stringify(before)}`
+        : 'delete document.documentElement.dataset.theme',
+    );
   }
+  if (failures.length > 0)
+    throw new Error(
+      `${screen}: ${failures.length} serious or critical accessibility violation(s):\n  ${failures.join('\n  ')}`,
+    );
 }
 
 export interface Person {
