@@ -3,6 +3,7 @@ import community from '@site/generated/permissions-community.json';
 import enterprise from '@site/generated/permissions-enterprise.json';
 import Heading from '@theme/Heading';
 import type { ReactNode } from 'react';
+import styles from './PermissionMatrix.module.css';
 
 // The three lists come from `gatehouse permissions <edition> --json` at build time
 // (scripts/export-api.mjs), i.e. from the server's route tables: the same data that the
@@ -63,9 +64,13 @@ function rolesApply(callers: Callers): boolean {
 }
 
 function RoleCell({ call, role }: { call: Call; role: string }): ReactNode {
-  if (!rolesApply(call.callers)) return <td>n/a</td>;
+  if (!rolesApply(call.callers)) return <td className={styles.role}>n/a</td>;
   const allowed = call.roles.includes(role);
-  return <td data-allowed={allowed ? 'yes' : 'no'}>{allowed ? 'yes' : 'no'}</td>;
+  return (
+    <td className={styles.role} data-allowed={allowed ? 'yes' : 'no'}>
+      {allowed ? 'yes' : 'no'}
+    </td>
+  );
 }
 
 export function PermissionMatrix(): ReactNode {
@@ -89,11 +94,10 @@ export function PermissionMatrix(): ReactNode {
             <Heading as="h3" id={`calls-${area}`}>
               {area}
             </Heading>
-            <table>
+            <table className={styles.matrix}>
               <thead>
                 <tr>
                   <th>Call</th>
-                  <th>What it does</th>
                   <th>Who may call</th>
                   {roleNames.map((role) => (
                     <th key={role}>{role[0]?.toUpperCase() + role.slice(1)}</th>
@@ -108,8 +112,8 @@ export function PermissionMatrix(): ReactNode {
                       <code>
                         {call.method} {call.path}
                       </code>
+                      {call.summary ? <span className={styles.summary}>{call.summary}</span> : null}
                     </td>
-                    <td>{call.summary}</td>
                     <td>
                       {callerLabels
                         .filter(([kind]) => call.callers[kind])

@@ -232,6 +232,23 @@ describe('documentation site', function () {
         sample?.roles.includes(role) ? 'yes' : 'no',
       ),
     );
+    // ...and each cell sits under its own heading.
+    const columns = await matrix
+      .locator(`tr[data-call="${sample?.method} ${sample?.path}"]`)
+      .evaluate((row) => {
+        const headings = [...(row.closest('table')?.querySelectorAll('thead th') ?? [])].map(
+          (th) => th.textContent,
+        );
+        return {
+          headings: headings.length,
+          cells: row.querySelectorAll('td').length,
+          roleHeadings: [...row.querySelectorAll('td')].flatMap((td, i) =>
+            td.hasAttribute('data-allowed') ? [headings[i]] : [],
+          ),
+        };
+      });
+    expect(columns.cells).to.equal(columns.headings);
+    expect(columns.roleHeadings).to.deep.equal(['Owner', 'Administrator', 'Operator', 'Observer']);
   });
 
   it('finds a known page from the search modal and on the /search page', async () => {
