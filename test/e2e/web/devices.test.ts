@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { AgentProcess, eventually } from '../../integration/devices/agent-process';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
@@ -342,5 +342,36 @@ describe('web console: a real device, accepted, reached and its session played b
     const played = await page.getByTestId('playback').locator('.xterm-rows').textContent();
     expect(played).to.contain('web-term-42');
     expect(played).to.contain('pasted-5');
+  });
+
+  it('names the device in the sessions list and details whether or not the answer includes it', async () => {
+    // This server answers each session with its device; servers before it left the device out, and a deleted
+    // device is null. The console looks the name up in that case: the answers are stripped here to show it.
+    const sessions = (await (await api('/api/sessions')).json()) as {
+      uid: string;
+      device?: { name: string };
+    }[];
+    expect(sessions.every((s) => s.device?.name === 'edge-web')).to.equal(true);
+    const strip = async (route: Route) => {
+      const answer = await route.fetch();
+      const body = (await answer.json()) as Record<string, unknown> | Record<string, unknown>[];
+      for (const session of Array.isArray(body) ? body : [body]) delete session.device;
+      await route.fulfill({ response: answer, json: body });
+    };
+    await page.route(/\/api\/sessions(\/[0-9a-f-]+)?(\?|$)/, strip);
+    try {
+      await page.goto(`${server.url}/sessions`);
+      const table = page.getByRole('table', { name: 'Sessions' });
+      await table.getByRole('link', { name: 'edge-web' }).first().waitFor();
+      expect(await table.getByRole('link', { name: 'edge-web' }).count()).to.equal(sessions.length);
+      await table.getByRole('link', { name: 'edge-web' }).first().click();
+      await page.getByRole('heading', { name: 'Session on edge-web' }).waitFor();
+      const deviceLink = page.getByRole('link', { name: 'edge-web', exact: true });
+      expect(await deviceLink.getAttribute('href')).to.equal(
+        `/${kind === 'devices' ? 'device' : 'container'}/${uid}`,
+      );
+    } finally {
+      await page.unroute(/\/api\/sessions(\/[0-9a-f-]+)?(\?|$)/, strip);
+    }
   });
 });

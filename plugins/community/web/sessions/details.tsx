@@ -75,7 +75,10 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   );
   const deviceUid = session.data?.device_uid;
   const looked = useResource(async () => {
-    if (!deviceUid || session.data?.device) return session.data?.device ?? null;
+    // A device given in the answer is used as is; it is looked up only when missing (a deleted device, or a
+    // server that leaves it out), so its name and kind (device or container) are still known when possible.
+    const given = session.data?.device;
+    if (!deviceUid || given?.info) return given ?? null;
     for (const call of ['getDevice', 'getContainer'] as const) {
       try {
         return await api.call<Device>(call, { params: { uid: deviceUid } });
@@ -88,7 +91,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   if (session.error) return <ErrorState message={session.error} onRetry={session.reload} />;
   if (!session.data) return <Loading />;
   const s = session.data;
-  const device = s.device ?? looked.data ?? undefined;
+  const device = looked.data ?? s.device ?? undefined;
   const devicePath =
     device?.info?.platform === 'docker' ? `/container/${s.device_uid}` : `/device/${s.device_uid}`;
   const events = s.events?.items ?? [];

@@ -56,7 +56,8 @@ export interface SessionEvent {
 export interface Session {
   uid: string;
   device_uid: string;
-  device?: Device;
+  /** The session's device; null once it was deleted, and left out entirely by servers older than 0.1. */
+  device?: Device | null;
   tenant_id: string;
   username: string;
   ip_address: string;
