@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The suites drive real programs: Debian's Chromium (console and docs), the OpenSSH client, server and SFTP server,
-// and sshpass (password prompts). This checks they are present and, on Debian as root, installs what is missing
+// sshpass (password prompts), and sudo and curl (the agent's documented install command). This checks they are present and, on Debian as root, installs what is missing
 // from Debian's own packages; elsewhere it names the packages to install and stops.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,6 +14,9 @@ const tools = [
   { path: '/usr/lib/openssh/sftp-server', pkg: 'openssh-sftp-server' },
   { path: '/usr/bin/sshpass', pkg: 'sshpass' },
   { path: '/usr/bin/mkpasswd', pkg: 'whois' },
+  { path: '/usr/bin/sudo', pkg: 'sudo' },
+  { path: '/usr/bin/curl', pkg: 'curl' },
+  { path: '/usr/bin/setpriv', pkg: 'util-linux' },
 ];
 
 const missing = [...new Set(tools.filter((t) => !existsSync(t.path)).map((t) => t.pkg))];
