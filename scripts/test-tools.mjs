@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The suites drive real programs: Debian's Chromium (console and docs), the OpenSSH client, server and SFTP server,
-// sshpass (password prompts), and sudo and curl (the agent's documented install command). This checks they are present and, on Debian as root, installs what is missing
-// from Debian's own packages; elsewhere it names the packages to install and stops.
+// sshpass (password prompts), and sudo and curl (the agent's documented install command). This checks they are
+// present and, on Debian as root, installs what is missing from Debian's own packages; elsewhere it names the
+// packages to install and stops.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
