@@ -346,6 +346,37 @@ describe('documentation site', function () {
     for (const tag of targets) expect(['H2', 'H3']).to.include(tag);
   });
 
+  it('fits every navbar item side by side from the breakpoint up', async () => {
+    await page.goto(`${server.url}/overview/faq`);
+    for (const width of [997, 1100, 1250, 1400]) {
+      await page.setViewportSize({ width, height: 700 });
+      const overlaps = await page.evaluate(() => {
+        const items = [
+          ...document.querySelectorAll<HTMLElement>(
+            '.navbar__inner .navbar__brand, .navbar__inner .navbar__item',
+          ),
+        ].filter((item) => item.offsetParent !== null);
+        const boxes = items.map((item) => ({
+          name: item.textContent?.trim(),
+          box: item.getBoundingClientRect(),
+        }));
+        return boxes.flatMap((a, i) =>
+          boxes
+            .slice(i + 1)
+            .filter(
+              (b) =>
+                a.box.left < b.box.right - 1 &&
+                b.box.left < a.box.right - 1 &&
+                a.box.top < b.box.bottom &&
+                b.box.top < a.box.bottom,
+            )
+            .map((b) => `${a.name} / ${b.name}`),
+        );
+      });
+      expect(overlaps, `at ${width} px`).to.deep.equal([]);
+    }
+  });
+
   it('shows the hamburger menu below 996 px only', async () => {
     await page.goto(`${server.url}/overview/features`);
     const toggle = page.locator('.navbar__toggle');
