@@ -67,6 +67,8 @@ function NamespaceSwitcher() {
     [api, user.tenant],
   );
   const current = namespaces.data?.items.find((n) => n.tenant_id === user.tenant);
+  // The button's accessible name starts with the words it shows (WCAG 2.5.3, label in name).
+  const shown = current?.name ?? (namespaces.loading ? 'Loading…' : 'No namespace');
 
   const switchTo = async (tenant: string) => {
     menu.setOpen(false);
@@ -106,10 +108,10 @@ function NamespaceSwitcher() {
         aria-haspopup="true"
         aria-expanded={menu.open}
         onClick={() => menu.setOpen(!menu.open)}
-        aria-label={`Namespace: ${current?.name ?? 'none'}. Change namespace`}
+        aria-label={`Namespace: ${shown}. Change namespace`}
       >
         {icons.users}
-        <span>{current?.name ?? (namespaces.loading ? 'Loading…' : 'No namespace')}</span>
+        <span>{shown}</span>
         {icons.chevron}
       </Button>
       {menu.open ? (

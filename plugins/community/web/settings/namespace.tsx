@@ -54,6 +54,7 @@ export function NamespaceTab() {
   const [announcement, setAnnouncement] = useState('');
   const [confirming, setConfirming] = useState<'delete' | 'leave' | null>(null);
   const [confirmName, setConfirmName] = useState('');
+  const [confirmTried, setConfirmTried] = useState(false);
   const save = useAction();
   const recording = useAction();
   const danger = useAction();
@@ -233,6 +234,7 @@ export function NamespaceTab() {
             onClick={() => {
               danger.clearError();
               setConfirmName('');
+              setConfirmTried(false);
               setConfirming(isOwner ? 'delete' : 'leave');
             }}
           >
@@ -250,7 +252,10 @@ export function NamespaceTab() {
         }
         onClose={() => setConfirming(null)}
         onSubmit={() => {
-          if (confirming === 'delete' && confirmName !== ns.name) return;
+          if (confirming === 'delete' && confirmName !== ns.name) {
+            setConfirmTried(true);
+            return;
+          }
           void remove();
         }}
         submitLabel={confirming === 'delete' ? 'Delete forever' : 'Leave'}
@@ -263,6 +268,7 @@ export function NamespaceTab() {
             label="Namespace name"
             value={confirmName}
             onChange={(e) => setConfirmName(e.target.value)}
+            error={confirmTried && confirmName !== ns.name ? `Type ${ns.name} to confirm.` : null}
             autoFocus
           />
         ) : null}
