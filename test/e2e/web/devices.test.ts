@@ -126,6 +126,7 @@ describe('web console: a real device, accepted, reached and its session played b
       .getByRole('table', { name: `Accepted ${label}` })
       .getByText('edge-web')
       .waitFor();
+    await expectAccessible(page, `accepted ${label}`);
     const device = (await (await api(`/api/${kind}/${uid}`)).json()) as { status: string };
     expect(device.status).to.equal('accepted');
   });
@@ -272,6 +273,8 @@ describe('web console: a real device, accepted, reached and its session played b
       return -1;
     })()`)) as number;
     expect(row).to.be.at.least(0);
+    // Focus first (a click clears any selection), then select the line.
+    await page.getByTestId('terminal').click();
     await page.evaluate(
       `document.querySelector('[data-testid="terminal"]').gatehouseTerminal.select(0, ${row}, 11)`,
     );

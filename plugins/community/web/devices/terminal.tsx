@@ -144,6 +144,10 @@ function TerminalSession({
     socket.addEventListener('close', (event) => {
       // Closing it ourselves (Disconnect, leaving the page) is not news to report.
       if (disposed) return;
+      // The output stays readable and selectable; typing into a closed session would go nowhere.
+      term.options.disableStdin = true;
+      term.options.cursorBlink = false;
+      term.write('\x1b[?25l');
       setPhase('closed');
       closedRef.current(closeReason(last, event, opened));
     });
@@ -194,13 +198,16 @@ function TerminalSession({
           </>
         ) : null}
       </div>
-      <div
-        className="terminal-shell"
-        ref={host}
-        data-testid="terminal"
-        role="application"
-        aria-label={`Terminal on ${device.name}`}
-      />
+      {/* xterm's fit add-on sizes to its parent's height with the padding in it, so the padding stays outside. */}
+      <div className="terminal-shell">
+        <div
+          className="terminal-host"
+          ref={host}
+          data-testid="terminal"
+          role="application"
+          aria-label={`Terminal on ${device.name}`}
+        />
+      </div>
     </div>
   );
 }
