@@ -154,6 +154,14 @@ function reference(program: Command) {
     }
   };
   walk(configSchema as never, '');
+  // Not a key: names a YAML file read after the edition file (core/config/load.ts).
+  config.push({
+    key: '',
+    env: 'GATEHOUSE_CONFIG',
+    default: undefined,
+    description:
+      'An extra YAML file with settings, read after config/<edition>.yaml and before the variables.',
+  });
   const commands: {
     name: string;
     usage: string;

@@ -180,6 +180,7 @@ describe('the gatehouse command', function () {
     const ref = JSON.parse((await gatehouse('reference', '--json')).stdout);
     const port = ref.config.find((c: { key: string }) => c.key === 'http.port');
     expect(port).to.include({ env: 'GATEHOUSE_HTTP_PORT', default: 8080 });
+    expect(ref.config.map((c: { env?: string }) => c.env)).to.include('GATEHOUSE_CONFIG');
     expect(ref.commands.map((c: { name: string }) => c.name)).to.include.members([
       'serve',
       'user create',
