@@ -41,10 +41,8 @@ export function ConfigReference(): ReactNode {
       </thead>
       <tbody>
         {config.map((item) => (
-          <tr key={item.key}>
-            <td>
-              <code>{item.key}</code>
-            </td>
+          <tr key={item.key || item.env}>
+            <td>{item.key ? <code>{item.key}</code> : '(a file of keys)'}</td>
             <td>{item.env ? <code>{item.env}</code> : '-'}</td>
             <td>
               <code>{formatDefault(item.default)}</code>
