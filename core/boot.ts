@@ -176,7 +176,7 @@ export class Kernel {
       return db;
     });
     this.db = db;
-    this.cache = createCache(this.config.redis.url);
+    this.cache = createCache(this.config.redis.url, this.config.redis.keyPrefix);
     await this.timed('migrate', async () => {
       const state = await storeState(db, this.migrationOwners);
       if (state.kind !== 'ready') {

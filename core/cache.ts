@@ -18,14 +18,19 @@ export interface Cache {
   close(): Promise<void>;
 }
 
-export function createCache(url: string | undefined): Cache {
-  return url ? new RedisCache(url) : new MemoryCache();
+export function createCache(url: string | undefined, keyPrefix = 'gatehouse:'): Cache {
+  return url ? new RedisCache(url, keyPrefix) : new MemoryCache();
 }
 
 class RedisCache implements Cache {
   private readonly redis: Redis;
-  constructor(url: string) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  constructor(url: string, keyPrefix: string) {
+    this.redis = new Redis(url, {
+      lazyConnect: false,
+      maxRetriesPerRequest: 2,
+      enableAutoPipelining: true,
+      keyPrefix,
+    });
   }
   get(key: string) {
     return this.redis.get(key);

@@ -62,6 +62,10 @@ export const configSchema = T.Object(
       poolMax: T.Integer({ minimum: 1, description: 'Most PostgreSQL connections per server.' }),
     }),
     redis: T.Object({
+      keyPrefix: T.String({
+        description:
+          'Prefix of every Redis key; instances of one deployment share it, deployments sharing a Redis differ.',
+      }),
       url: T.Optional(
         T.String({ description: 'Redis URL; unset means in-process counters (one server only).' }),
       ),
@@ -133,6 +137,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_DATABASE_URL: 'database.url',
   GATEHOUSE_DATABASE_POOL_MAX: 'database.poolMax',
   GATEHOUSE_REDIS_URL: 'redis.url',
+  GATEHOUSE_REDIS_PREFIX: 'redis.keyPrefix',
   GATEHOUSE_SMTP_URL: 'smtp.url',
   GATEHOUSE_SMTP_FROM: 'smtp.from',
   GATEHOUSE_TUNNELS_DOMAIN: 'tunnels.domain',

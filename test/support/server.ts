@@ -83,7 +83,15 @@ export async function startServer(
       ssh: { port: 0, host: '127.0.0.1' },
       log: { level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: false },
       ...(databaseUrl ? { database: { url: databaseUrl, poolMax: 5 } } : {}),
-      ...(process.env.TEST_REDIS_URL ? { redis: { url: process.env.TEST_REDIS_URL } } : {}),
+      // Each test server gets its own key space, so counters left by earlier runs or files never leak in.
+      ...(process.env.TEST_REDIS_URL
+        ? {
+            redis: {
+              url: process.env.TEST_REDIS_URL,
+              keyPrefix: `gatehouse-test-${randomBytes(6).toString('hex')}:`,
+            },
+          }
+        : {}),
       ...opts.overrides,
     },
   });

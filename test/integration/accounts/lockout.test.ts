@@ -79,7 +79,8 @@ describe('accounts: lockout counters shared through Redis', function () {
   let b: TestServer;
   before(async () => {
     const overrides = {
-      redis: { url: REDIS_URL },
+      // One key space for both servers, as for the instances of one deployment; fresh for each run.
+      redis: { url: REDIS_URL, keyPrefix: `gatehouse-test-${randomBytes(6).toString('hex')}:` },
       auth: { tokenTtl: 3600, lockoutThreshold: 3, lockoutMaxMinutes: 60 },
     };
     a = await startServer({ ssh: false, overrides });
