@@ -17,6 +17,10 @@ import { GatewayWorld } from '../../test/integration/ssh/gateway-world';
 
 const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const BYTES = Math.round(gib * 1024 * 1024 * 1024);
+/** `--cipher NAME` makes every path use that cipher (the client picks chacha20-poly1305 by default). */
+const cipher = process.argv.includes('--cipher')
+  ? process.argv[process.argv.indexOf('--cipher') + 1]
+  : undefined;
 /** `--paths gateway,direct` limits the run while tuning; the figures in RESULTS.md come from all three. */
 const only = process.argv.includes('--paths')
   ? (process.argv[process.argv.indexOf('--paths') + 1] ?? '').split(',')
@@ -106,6 +110,7 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 500));
 
   const opts = [
+    ...(cipher ? ['-c', cipher] : []),
     ...world.sshOptions(),
     ...world.keyOptions(key.file),
     '-o',
