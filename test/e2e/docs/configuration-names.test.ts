@@ -140,9 +140,10 @@ describe('configuration names and commands in the docs', function () {
   });
 
   it('names only files that exist in the repository', () => {
-    // Paths such as config/default.yaml or (inside an install folder) agent/bin/gatehouse-agent.mjs.
+    // Paths such as config/default.yaml or (inside an install folder) agent/bin/gatehouse-agent.mjs; not URL paths
+    // such as $SERVER/agent/install.sh, which the server answers.
     const pattern =
-      /\b((?:agent|bin|core|config|plugins|migrations|test|bench|docs|scripts)\/[A-Za-z0-9_./-]+\.(?:mjs|js|ts|tsx|yaml|service|sh))\b/g;
+      /(?<![/\w])((?:agent|bin|core|config|plugins|migrations|test|bench|docs|scripts)\/[A-Za-z0-9_./-]+\.(?:mjs|js|ts|tsx|yaml|service|sh))\b/g;
     const named = pages.flatMap(({ name, text }) =>
       [...text.matchAll(pattern)].map((match) => ({ name, path: match[1] ?? '' })),
     );
