@@ -192,9 +192,6 @@ function runPiped(
   return { signal: (name) => child.kill(`SIG${name}` as NodeJS.Signals) };
 }
 
-/** Bytes waiting for the client before the pty is no longer read. */
-const PTY_BACKLOG_LIMIT = 1024 * 1024;
-
 function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -252,10 +249,10 @@ function runInPty(
     }
   }
   // Flow control: stop reading the pty while the channel is backed up, as sshd does, but
-  // only past a large backlog. Output left in the pty when the child exits is lost if it
-  // is not read promptly (node-pty gives up on the pty 200 ms after the exit, and pausing
-  // at every full write lost the tail of a 200 KB `seq`); while paused we also watch for
-  // the child's exit and read the rest at once.
+  // only past a large backlog (the channel's high-water mark, ssh2's 2 MiB window). Output
+  // left in the pty when the child exits is lost if it is not read promptly (node-pty gives
+  // up on the pty 200 ms after the exit, and pausing at every full write lost the tail of a
+  // 200 KB `seq`); while paused we also watch for the child's exit and read the rest at once.
   let paused = false;
   let childGone = false;
   let watch: NodeJS.Timeout | undefined;
@@ -266,8 +263,9 @@ function runInPty(
     term.resume();
   };
   term.onData((data: string | Buffer) => {
-    channel.write(data);
-    if (channel.writableLength < PTY_BACKLOG_LIMIT || paused || childGone) return;
+    // Pause only when write() says the channel is full: that is the one case in which the channel promises a
+    // 'drain'. Pausing on a smaller backlog waited for a 'drain' that never came, and the session froze.
+    if (channel.write(data) || paused || childGone) return;
     paused = true;
     term.pause();
     channel.once('drain', resume);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import { expect } from 'chai';
 import { GatewayWorld } from './gateway-world';
@@ -146,6 +147,48 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
     const removed = await world.api('DELETE', `/api/sessions/${session.uid}/records/0`);
     expect(removed.status).to.equal(200);
     expect((await world.api('GET', `/api/sessions/${session.uid}/records/0`)).body).to.deep.equal([]);
+  });
+
+  it('keeps PTY output flowing after the person stops reading for a while', async () => {
+    // The device produces output faster than it is read: backlogs build on the device's side of the tunnel and
+    // must drain once reading starts again (a stall here once froze the session for good).
+    const bytes = 24_000_000;
+    const child = spawn(
+      'ssh',
+      [
+        ...world.sshOptions(),
+        ...world.keyOptions(keyFile),
+        '-o',
+        'LogLevel=ERROR',
+        '-tt',
+        '-p',
+        String(world.server.sshPort),
+        `${world.target()}@127.0.0.1`,
+        `head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo DONE`,
+      ],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let xs = 0;
+    let tail = '';
+    child.stdout.pause();
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (const byte of chunk) if (byte === 0x78) xs++;
+      tail = (tail + chunk.toString('latin1')).slice(-64);
+    });
+    setTimeout(() => child.stdout.resume(), 3000);
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`the session stalled after ${xs} of ${bytes} bytes`));
+      }, 60_000);
+      child.once('close', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(code).to.equal(0);
+    expect(xs).to.equal(bytes);
+    expect(tail).to.match(/DONE\r\n$/);
   });
 });
 
