@@ -4,6 +4,7 @@ import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as gateway from '../../../migrations/community/20261121003000_gateway';
+import * as recordCompression from '../../../migrations/community/20261121004000_record_compression';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /** The gateway migration (public keys, firewall rules, sessions, events, records): up with rows, down, up again. */
@@ -91,6 +92,47 @@ describe('store migrations: public keys, firewall rules and sessions', () => {
       const [{ count }] = (await db(t).count({ count: '*' })) as [{ count: string | number }];
       expect(Number(count), t).to.equal(0);
     }
+  });
+
+  it('compresses recorded output with lz4 where the server has it, and reads it back unchanged', async () => {
+    await db('namespaces').insert({ tenant_id: tenant, name: 'eve', owner });
+    await db('sessions').insert({
+      uid: session,
+      tenant_id: tenant,
+      device_uid: 'd'.repeat(64),
+      username: 'root',
+      ip_address: '127.0.0.1',
+    });
+    const message = 'drwxr-xr-x 2 root root 4096 lab\r\n'.repeat(4000);
+    const record = {
+      session_uid: session,
+      tenant_id: tenant,
+      seat: 0,
+      time: new Date(),
+      width: 80,
+      height: 24,
+    };
+    const compression = async () => {
+      const row = (await db('session_records')
+        .select(db.raw('pg_column_compression(message) as method'), 'message')
+        .orderBy('id', 'desc')
+        .first()) as { method: string; message: string };
+      expect(row.message).to.equal(message);
+      return row.method;
+    };
+    const [{ lz4 }] = (await db
+      .select(db.raw(`'lz4' = any(enumvals) as lz4`))
+      .from('pg_settings')
+      .where('name', 'default_toast_compression')) as [{ lz4: boolean }];
+    await db('session_records').insert({ ...record, message });
+    expect(await compression()).to.equal(lz4 ? 'lz4' : 'pglz');
+
+    // Down puts the default back (pglz); rows written either way read the same.
+    await recordCompression.down(db);
+    await db('session_records').insert({ ...record, message });
+    expect(await compression()).to.equal('pglz');
+    await recordCompression.up(db);
+    await db('namespaces').where({ tenant_id: tenant }).delete();
   });
 
   it('goes down and up again', async () => {
