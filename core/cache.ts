@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 
 /**
@@ -15,6 +16,10 @@ export interface Cache {
   incr(key: string, ttlSeconds: number): Promise<number>;
   /** Remaining lifetime in seconds; -1 without expiry, -2 when absent. */
   ttl(key: string): Promise<number>;
+  /** Sends `message` to every subscriber of `channel` on every server sharing this cache, this one included. */
+  publish(channel: string, message: string): Promise<void>;
+  /** Calls `handler` with each message published on `channel`; resolves once listening, with the way to stop. */
+  subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -24,7 +29,13 @@ export function createCache(url: string | undefined, keyPrefix = 'gatehouse:'): 
 
 class RedisCache implements Cache {
   private readonly redis: Redis;
+  private readonly keyPrefix: string;
+  /** A connection in subscriber mode takes no other commands, so subscriptions get their own, opened on demand. */
+  private subscriber: Redis | undefined;
+  private readonly channels = new EventEmitter();
+
   constructor(url: string, keyPrefix: string) {
+    this.keyPrefix = keyPrefix;
     this.redis = new Redis(url, {
       lazyConnect: false,
       maxRetriesPerRequest: 2,
@@ -52,13 +63,37 @@ class RedisCache implements Cache {
   ttl(key: string) {
     return this.redis.ttl(key);
   }
+  // Channel names are not keys, so ioredis does not prefix them: the prefix is added here, so servers of another
+  // installation (or another test) on the same Redis never hear these messages.
+  async publish(channel: string, message: string) {
+    await this.redis.publish(this.keyPrefix + channel, message);
+  }
+  async subscribe(channel: string, handler: (message: string) => void) {
+    const name = this.keyPrefix + channel;
+    if (!this.subscriber) {
+      this.subscriber = this.redis.duplicate({ keyPrefix: undefined, enableAutoPipelining: false });
+      this.subscriber.on('message', (from: string, message: string) => this.channels.emit(from, message));
+    }
+    this.channels.on(name, handler);
+    if (this.channels.listenerCount(name) === 1) await this.subscriber.subscribe(name);
+    return async () => {
+      this.channels.off(name, handler);
+      if (this.channels.listenerCount(name) === 0 && this.subscriber?.status === 'ready') {
+        await this.subscriber.unsubscribe(name);
+      }
+    };
+  }
   async close() {
+    this.channels.removeAllListeners();
+    if (this.subscriber) await this.subscriber.quit();
     await this.redis.quit();
   }
 }
 
 class MemoryCache implements Cache {
   private readonly entries = new Map<string, { value: string; expiresAt: number }>();
+  /** One server only: a message reaches this server's own subscribers. */
+  private readonly channels = new EventEmitter();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
   private live(key: string) {
@@ -96,8 +131,18 @@ class MemoryCache implements Cache {
     if (!e) return -2;
     return e.expiresAt === 0 ? -1 : Math.ceil((e.expiresAt - Date.now()) / 1000);
   }
+  async publish(channel: string, message: string) {
+    this.channels.emit(channel, message);
+  }
+  async subscribe(channel: string, handler: (message: string) => void) {
+    this.channels.on(channel, handler);
+    return async () => {
+      this.channels.off(channel, handler);
+    };
+  }
   async close() {
     clearInterval(this.sweeper);
     this.entries.clear();
+    this.channels.removeAllListeners();
   }
 }

@@ -96,7 +96,8 @@ export interface NewSession {
 
 /** Ends live sessions on this instance (the gateway fills it in); answers whether it knew the session. */
 export interface LiveSessionCloser {
-  close(uid: string): boolean;
+  /** Ends the live session wherever it runs (this server or another one sharing the cache). */
+  close(uid: string): Promise<void>;
 }
 
 /**
@@ -308,7 +309,7 @@ export class SessionService {
   /** Ends a live session: the gateway holding it disconnects the user and the device side. */
   async close(tenantId: string, uid: string): Promise<void> {
     const row = await this.row(tenantId, uid);
-    this.live.close(row.uid);
+    await this.live.close(row.uid);
     await this.markClosed(tenantId, uid);
   }
 
