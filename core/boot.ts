@@ -55,6 +55,7 @@ export class Kernel {
   readonly features: InstanceFeatures = { authentication: { local: true, saml: false } };
   readonly plugins: PluginManifest[];
   private readonly upgrades: UpgradeHandler[] = [];
+  private readonly internalUpgrades: UpgradeHandler[] = [];
   private readonly upgradeStops: (() => Promise<void>)[] = [];
   private readonly early: Middleware[] = [];
   private readonly internalSockets = new WeakSet<Socket>();
@@ -144,6 +145,9 @@ export class Kernel {
           }
           this.routes.push({ ...def, plugin: p.name });
         }
+      },
+      internalUpgrade: (h) => {
+        this.internalUpgrades.push(h);
       },
       upgrade: (h, onStop) => {
         this.upgrades.push(h);
@@ -253,6 +257,7 @@ export class Kernel {
     // The same application on a loopback listener: only requests that arrive here may make `internal` calls.
     const internal = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     internal.on('connection', (socket: Socket) => this.internalSockets.add(socket));
+    attachUpgrades(internal, this.internalUpgrades, this.log);
     internal.listen(this.config.internal.port, this.config.internal.host);
     await once(internal, 'listening');
     this.internalServer = internal;
@@ -273,6 +278,10 @@ export class Kernel {
   get internalUrl(): string {
     const port = (this.internalServer?.address() as AddressInfo | null)?.port ?? this.config.internal.port;
     return `http://${this.config.internal.host}:${port}`;
+  }
+  /** How the other instances of the installation reach this one's internal listener. */
+  get internalAddress(): string {
+    return this.config.internal.address ?? this.internalUrl;
   }
   get isStarted(): boolean {
     return this.started;

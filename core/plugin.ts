@@ -32,6 +32,11 @@ export interface RegisterContext {
    */
   upgrade(handler: UpgradeHandler, onStop?: () => Promise<void>): void;
   /**
+   * Handlers of upgrades on the internal listener only (what other instances of the installation ask, such as a
+   * stream to an agent whose tunnel is here). Their connections end with the ones `upgrade`'s `onStop` ends.
+   */
+  internalUpgrade(handler: UpgradeHandler): void;
+  /**
    * Koa middleware that runs before body parsing, compression and routing, for requests that are not API calls
    * (the HTTP tunnel proxy answers `<address>.<tunnels domain>` with the raw request). Call `next()` to pass.
    */

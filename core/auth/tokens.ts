@@ -2,9 +2,12 @@ import type { KeyObject } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { Unauthorized } from '../errors';
 
-/** Claims Gatehouse puts in its tokens. `kind` separates user tokens from device tokens. */
+/**
+ * Claims Gatehouse puts in its tokens. `kind` separates user tokens from device tokens, and both from the
+ * short-lived tokens one server instance shows another (scale-out).
+ */
 export interface TokenClaims {
-  kind: 'user' | 'device' | 'mfa';
+  kind: 'user' | 'device' | 'mfa' | 'instance';
   sub: string;
   /** Namespace the token is scoped to. */
   tenant?: string;

@@ -45,6 +45,14 @@ export const configSchema = T.Object(
         maximum: 65535,
         description: 'Port of the internal listener; 0 picks a free one (logged at start).',
       }),
+      address: T.Optional(
+        T.String({
+          format: 'uri',
+          description:
+            'How the other instances of a scaled-out installation reach this internal listener ' +
+            '(defaults to http://<internal.host>:<port>).',
+        }),
+      ),
     }),
     ssh: T.Object({
       host: T.String({ description: 'Address the SSH gateway binds to.' }),
@@ -130,6 +138,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_TRUST_PROXY: 'http.trustProxy',
   GATEHOUSE_INTERNAL_HOST: 'internal.host',
   GATEHOUSE_INTERNAL_PORT: 'internal.port',
+  GATEHOUSE_INTERNAL_ADDRESS: 'internal.address',
   GATEHOUSE_SSH_HOST: 'ssh.host',
   GATEHOUSE_SSH_PORT: 'ssh.port',
   GATEHOUSE_SSH_PREAUTH_TIMEOUT: 'ssh.preAuthTimeout',

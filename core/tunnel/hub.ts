@@ -1,8 +1,17 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { acceptTunnel, type StreamHeader, TUNNEL_MAX_MESSAGE, type Tunnel } from '@gatehouse/agent/mux/index';
-import { type WebSocket, WebSocketServer } from 'ws';
+import {
+  acceptTunnel,
+  parseStreamHeader,
+  type StreamHeader,
+  TUNNEL_MAX_MESSAGE,
+  type Tunnel,
+} from '@gatehouse/agent/mux/index';
+import { createWebSocketStream, WebSocket, WebSocketServer } from 'ws';
 import type { TokenService } from '../auth/tokens';
+import type { Cache } from '../cache';
 import type { UpgradeHandler } from '../http/server';
 import type { Logger } from '../log';
 
@@ -48,16 +57,47 @@ interface LiveTunnel {
 }
 
 export const AGENT_CONNECTION_PATH = '/agent/connection';
+/** On the internal listener: another instance asks for a stream to an agent whose tunnel is here. */
+export const FORWARD_PATH = '/internal/tunnel-stream';
+/** A lease names the instance holding a device's tunnel; renewed at every answered ping (DESIGN.md section 9). */
+const LEASE_KEY = (uid: string) => `tunnels:${uid}`;
+/** Where a disconnect asked on one instance reaches the instance holding the tunnel. */
+const DISCONNECT_CHANNEL = 'tunnels:disconnect';
+
+interface Lease {
+  instance: string;
+  address: string;
+}
+
+/** What scale-out needs: the cache all instances share, and how the others reach this one. */
+export interface TunnelHubDeps {
+  tokens: TokenService;
+  log: Logger;
+  tunnelPresence: TunnelPresence;
+  /** Shared by the instances (Redis); without it (or with the in-process cache) nothing is forwarded. */
+  cache?: Cache;
+  kernel?: { internalAddress: string };
+}
 
 /**
  * The registry of live agent tunnels on this server. Agents dial `/agent/connection` with their device token; the
  * hub admits accepted devices, keeps one tunnel per device (a newer one replaces the older), pings them all on one
  * timer, and opens streams for the SSH gateway and the HTTP tunnel proxy.
+ *
+ * With several instances (DESIGN.md section 9) each tunnel has a lease in the shared cache naming this instance's
+ * internal address. A stream asked for a device whose tunnel is on another instance is opened there, over a
+ * WebSocket to that instance's internal listener, authenticated with a short-lived instance token.
  */
 export class TunnelHub {
   private readonly tokens: TokenService;
   private readonly log: Logger;
   private readonly presence: TunnelPresence;
+  private readonly cache: Cache | undefined;
+  private readonly address: () => string | undefined;
+  /** This process, as leases name it. */
+  readonly instanceId = randomBytes(8).toString('hex');
+  private readonly leaseSeconds: number;
+  private unsubscribe: (() => Promise<void>) | undefined;
   private readonly tunnels = new Map<string, LiveTunnel>();
   private readonly writes = new Map<string, Promise<void>>();
   private readonly wss = new WebSocketServer({
@@ -66,6 +106,12 @@ export class TunnelHub {
     perMessageDeflate: false,
     clientTracking: false,
   });
+  private readonly forwardWss = new WebSocketServer({
+    noServer: true,
+    maxPayload: TUNNEL_MAX_MESSAGE,
+    perMessageDeflate: false,
+    clientTracking: true,
+  });
   private readonly timeoutMs: number;
   private readonly pingTimer: NodeJS.Timeout;
   private readonly slots: number;
@@ -73,17 +119,18 @@ export class TunnelHub {
   private nextSlot = 0;
   private stopped = false;
 
-  constructor(
-    deps: { tokens: TokenService; log: Logger; tunnelPresence: TunnelPresence },
-    options: TunnelHubOptions = {},
-  ) {
+  constructor(deps: TunnelHubDeps, options: TunnelHubOptions = {}) {
     this.tokens = deps.tokens;
     this.log = deps.log.child({ part: 'tunnels' });
     this.presence = deps.tunnelPresence;
+    this.cache = deps.cache;
+    this.address = () => deps.kernel?.internalAddress;
     this.timeoutMs = options.timeoutMs ?? 15_000;
     // Each tunnel is pinged once per interval, in its own second of it: thousands of pings (and their one
     // last_seen write) at the same instant would stall the auth calls that arrive meanwhile.
     this.slots = Math.max(1, Math.round(options.pingIntervalSeconds ?? 30));
+    // Three missed renewals and the lease lapses: a crashed instance's devices stop being forwarded to it.
+    this.leaseSeconds = this.slots * 3;
     this.pingTimer = setInterval(() => void this.pingSlot(this.tick++ % this.slots), 1000);
     this.pingTimer.unref();
   }
@@ -93,15 +140,30 @@ export class TunnelHub {
     return this.tunnels.size;
   }
 
+  /** Whether an instance of the installation holds a tunnel of the device: this one, or one with a lease. */
+  async reachable(uid: string): Promise<boolean> {
+    if (this.isOnline(uid)) return true;
+    const raw = this.cache ? await this.cache.get(LEASE_KEY(uid)) : null;
+    return raw !== null && (JSON.parse(raw) as Lease).instance !== this.instanceId;
+  }
+
+  /** Whether this instance holds a live tunnel of the device. */
   isOnline(uid: string): boolean {
     const t = this.tunnels.get(uid);
     return t !== undefined && !t.session.closed;
   }
 
-  /** Opens a stream to the device's agent; throws DeviceOffline when it has no tunnel here. */
+  /**
+   * Opens a stream to the device's agent, through the instance holding its tunnel when that is another one;
+   * throws DeviceOffline when no instance holds one.
+   */
   async open(uid: string, header: StreamHeader): Promise<Duplex> {
     const t = this.tunnels.get(uid);
-    if (!t || t.session.closed) throw new DeviceOffline(uid);
+    if (t && !t.session.closed) return this.openLocal(t, uid, header);
+    return this.openElsewhere(uid, header);
+  }
+
+  private async openLocal(t: LiveTunnel, uid: string, header: StreamHeader): Promise<Duplex> {
     const stream = await t.session.open(header);
     // A tunnel that drops destroys its streams with an error. The caller may not be listening for errors at that
     // moment (between its await and its wiring, or a piece that only watches 'close'), and an unheard 'error' is
@@ -112,9 +174,97 @@ export class TunnelHub {
     return stream;
   }
 
-  /** Drops the device's tunnel (rejected, removed, or marked offline by the internal call). */
+  private async openElsewhere(uid: string, header: StreamHeader): Promise<Duplex> {
+    const raw = this.cache ? await this.cache.get(LEASE_KEY(uid)) : null;
+    const lease = raw ? (JSON.parse(raw) as Lease) : undefined;
+    if (!lease || lease.instance === this.instanceId) throw new DeviceOffline(uid);
+    const token = await this.tokens.sign({ kind: 'instance', sub: this.instanceId }, 60);
+    const url = new URL(FORWARD_PATH, lease.address.replace(/^http/, 'ws'));
+    url.searchParams.set('device', uid);
+    const ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${token}`, 'x-gatehouse-stream': JSON.stringify(header) },
+      perMessageDeflate: false,
+      maxPayload: TUNNEL_MAX_MESSAGE,
+      handshakeTimeout: this.timeoutMs,
+    });
+    // The stream wraps the socket before it opens: the agent speaks first, and its first bytes may come in the
+    // same read as the upgrade answer, before a listener bound after 'open' would hear them.
+    const stream = createWebSocketStream(ws, { allowHalfOpen: false });
+    stream.on('error', (err: Error) =>
+      this.log.debug({ uid, err: err.message }, 'forwarded stream ended by error'),
+    );
+    try {
+      await once(ws, 'open');
+    } catch (err) {
+      // The other instance is gone, or its tunnel went while the lease stood: offline, as far as a user can tell.
+      this.log.info({ uid, instance: lease.instance, err: (err as Error).message }, 'forwarding refused');
+      stream.destroy();
+      throw new DeviceOffline(uid);
+    }
+    return stream;
+  }
+
+  /** The internal upgrade another instance makes for a stream to an agent whose tunnel is here. */
+  readonly forwardUpgrade: UpgradeHandler = async (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://internal');
+    if (url.pathname !== FORWARD_PATH) return false;
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    try {
+      if (!bearer) throw new Error('no token');
+      await this.tokens.verify(bearer, 'instance');
+    } catch {
+      refuse(socket, 401, { message: 'missing or malformed instance token' });
+      return true;
+    }
+    const uid = url.searchParams.get('device') ?? '';
+    const headerText = req.headers['x-gatehouse-stream'];
+    const header = typeof headerText === 'string' ? parseStreamHeader(Buffer.from(headerText)) : undefined;
+    const t = this.tunnels.get(uid);
+    if (!header || !t || t.session.closed || this.stopped) {
+      refuse(socket, 404, { message: 'no tunnel for this device here' });
+      return true;
+    }
+    let stream: Duplex;
+    try {
+      stream = await this.openLocal(t, uid, header);
+    } catch (err) {
+      refuse(socket, 503, { message: (err as Error).message.slice(0, 200) });
+      return true;
+    }
+    this.forwardWss.handleUpgrade(req, socket, head, (ws) => {
+      const carried = createWebSocketStream(ws, { allowHalfOpen: false });
+      carried.on('error', () => stream.destroy());
+      stream.on('error', () => carried.destroy());
+      carried.on('close', () => stream.destroy());
+      stream.on('close', () => carried.destroy());
+      stream.pipe(carried).pipe(stream);
+    });
+    return true;
+  };
+
+  /**
+   * Drops the device's tunnel (rejected, removed, or marked offline by the internal call), on whichever instance
+   * holds it.
+   */
   disconnect(uid: string): void {
-    this.tunnels.get(uid)?.session.close();
+    const t = this.tunnels.get(uid);
+    if (t) {
+      t.session.close();
+      return;
+    }
+    this.cache
+      ?.publish(DISCONNECT_CHANNEL, uid)
+      .catch((err: unknown) =>
+        this.log.warn({ err, uid }, 'could not ask the other instances to disconnect'),
+      );
+  }
+
+  /** Starts hearing the other instances' disconnect requests (at boot). */
+  async listen(): Promise<void> {
+    if (!this.cache || this.unsubscribe) return;
+    this.unsubscribe = await this.cache.subscribe(DISCONNECT_CHANNEL, (uid) => {
+      this.tunnels.get(uid)?.session.close();
+    });
   }
 
   /** The `/agent/connection` upgrade handler (RegisterContext.upgrade). */
@@ -170,9 +320,13 @@ export class TunnelHub {
     session.once('close', () => {
       if (this.tunnels.get(uid) !== live) return;
       this.tunnels.delete(uid);
+      void this.dropLease(uid);
       if (!this.stopped) this.serial(uid, () => this.presence.offline([uid]));
     });
-    if (!session.closed) this.serial(uid, () => this.presence.online(uid, remoteAddr));
+    if (!session.closed) {
+      void this.renewLeases([uid]);
+      this.serial(uid, () => this.presence.online(uid, remoteAddr));
+    }
     this.log.debug({ uid, remoteAddr, replaced: previous !== undefined }, 'tunnel up');
   }
 
@@ -202,7 +356,30 @@ export class TunnelHub {
       }),
     );
     if (alive.length > 0 && !this.stopped) {
+      await this.renewLeases(alive);
       await this.presence.alive(alive).catch((err: unknown) => this.log.error({ err }, 'ping write failed'));
+    }
+  }
+
+  /** Says in the shared cache that these devices' tunnels are here. */
+  private async renewLeases(uids: string[]): Promise<void> {
+    const address = this.address();
+    if (!this.cache || !address) return;
+    const lease = JSON.stringify({ instance: this.instanceId, address } satisfies Lease);
+    await Promise.all(uids.map((uid) => this.cache?.set(LEASE_KEY(uid), lease, this.leaseSeconds))).catch(
+      (err: unknown) => this.log.warn({ err }, 'tunnel lease write failed'),
+    );
+  }
+
+  /** Removes a lease of this instance (a newer tunnel elsewhere may have taken the key: that one stays). */
+  private async dropLease(uid: string): Promise<void> {
+    if (!this.cache) return;
+    try {
+      const raw = await this.cache.get(LEASE_KEY(uid));
+      if (raw && (JSON.parse(raw) as Lease).instance === this.instanceId)
+        await this.cache.del(LEASE_KEY(uid));
+    } catch (err) {
+      this.log.warn({ err, uid }, 'tunnel lease removal failed');
     }
   }
 
@@ -211,12 +388,16 @@ export class TunnelHub {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.pingTimer);
+    await this.unsubscribe?.().catch(() => {});
     const uids = [...this.tunnels.keys()];
     for (const t of this.tunnels.values()) {
       t.session.close();
       t.ws.terminate();
     }
     this.tunnels.clear();
+    for (const ws of this.forwardWss.clients) ws.terminate();
+    this.forwardWss.close();
+    await Promise.allSettled(uids.map((uid) => this.dropLease(uid)));
     await Promise.allSettled(this.writes.values());
     if (uids.length > 0) {
       await this.presence

@@ -62,4 +62,10 @@ export default definePlugin({
       },
     });
   },
+  async boot(ctx) {
+    // Several instances (DESIGN.md section 9): close calls and disconnects reach the instance that holds the session
+    // or the tunnel.
+    await ctx.container.cradle.liveSessions.listen();
+    await ctx.container.cradle.tunnelHub.listen();
+  },
 });

@@ -16,6 +16,8 @@ export interface TestServer {
   sshPort: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** The Redis key prefix this server uses (another instance sharing its store uses the same). */
+  redisPrefix: string;
   api(method: string, path: string, opts?: ApiOptions): Promise<ApiAnswer>;
   /** Runs first-run setup and signs in; returns the login answer (token, tenant...). */
   setup(user?: Partial<NewUser>): Promise<LoginAnswer>;
@@ -67,10 +69,17 @@ export async function startServer(
     overrides?: Record<string, unknown>;
     ssh?: boolean;
     extraPlugins?: PluginManifest[];
+    /**
+     * Another instance of the same installation (DESIGN.md section 9): this server uses that one's database and
+     * Redis key space, and leaves dropping the database to it. Needs TEST_DATABASE_URL (PGlite is in-process).
+     */
+    sharing?: TestServer;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-test-'));
-  const databaseUrl = await freshDatabase();
+  if (opts.sharing && !opts.sharing.databaseUrl) throw new Error('sharing a store needs TEST_DATABASE_URL');
+  const databaseUrl = opts.sharing ? opts.sharing.databaseUrl : await freshDatabase();
+  const redisPrefix = opts.sharing?.redisPrefix ?? `gatehouse-test-${randomBytes(6).toString('hex')}:`;
   const kernel = await Kernel.create({
     env: {},
     memoryDb: !databaseUrl,
@@ -85,12 +94,7 @@ export async function startServer(
       ...(databaseUrl ? { database: { url: databaseUrl, poolMax: 5 } } : {}),
       // Each test server gets its own key space, so counters left by earlier runs or files never leak in.
       ...(process.env.TEST_REDIS_URL
-        ? {
-            redis: {
-              url: process.env.TEST_REDIS_URL,
-              keyPrefix: `gatehouse-test-${randomBytes(6).toString('hex')}:`,
-            },
-          }
+        ? { redis: { url: process.env.TEST_REDIS_URL, keyPrefix: redisPrefix } }
         : {}),
       ...opts.overrides,
     },
@@ -130,6 +134,7 @@ export async function startServer(
     sshPort: kernel.sshPort,
     dataDir,
     databaseUrl,
+    redisPrefix,
     api,
     login,
     async setup(user = {}) {
@@ -141,7 +146,7 @@ export async function startServer(
     },
     async stop() {
       await kernel.stop();
-      await dropDatabase(databaseUrl);
+      if (!opts.sharing) await dropDatabase(databaseUrl);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -14,7 +14,7 @@ declare module '@gatehouse/core/cradle' {
   interface Cradle {
     /** Devices and containers; `findForSsh` for the SSH gateway. */
     devices: DeviceService;
-    /** Live agent tunnels on this server: `isOnline(uid)`, `open(uid, header)`. */
+    /** Live agent tunnels: `isOnline(uid)` here, `reachable(uid)` on any instance, `open(uid, header)`. */
     tunnelHub: TunnelHub;
     tunnelPresence: DevicePresence;
     tags: TagService;
@@ -68,4 +68,6 @@ export function registerDevices(ctx: RegisterContext): void {
     (req, socket, head) => ctx.resolve('tunnelHub').upgrade(req, socket, head),
     async () => hub?.stop(),
   );
+  // Streams other instances ask for, to agents whose tunnels are here (several instances, DESIGN.md section 9).
+  ctx.internalUpgrade((req, socket, head) => ctx.resolve('tunnelHub').forwardUpgrade(req, socket, head));
 }

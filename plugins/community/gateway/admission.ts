@@ -24,7 +24,8 @@ export interface DeviceFinder {
 /** The tunnel hub, as the gateway uses it. */
 export interface TunnelOpener {
   open(uid: string, header: { kind: 'ssh' }): Promise<Duplex>;
-  isOnline?(uid: string): boolean;
+  /** Whether some instance of the installation holds the device's tunnel. */
+  reachable?(uid: string): Promise<boolean>;
 }
 
 export type Admission =
@@ -96,7 +97,7 @@ export async function admit(
   if (device.status === 'pending') return refuse('pending', `device ${label} is waiting to be accepted`);
   if (device.status !== 'accepted') return refuse(device.status, `device ${label} is ${device.status}`);
   const hub = deps.tunnels();
-  const online = hub.isOnline ? hub.isOnline(device.uid) : device.online;
+  const online = hub.reachable ? await hub.reachable(device.uid) : device.online;
   if (!online) return refuse('offline', `device ${label} is offline`);
   const verdict = await deps.firewall.check(device.tenant_id, {
     ip: attempt.ip,

@@ -156,7 +156,7 @@ export class TunnelProxy {
     if (!tunnel) {
       return { status: 404, title: 'No such tunnel', detail: 'This tunnel does not exist or has expired.' };
     }
-    if (tunnel.device_status !== 'accepted' || !this.hub.isOnline(tunnel.device_uid)) {
+    if (tunnel.device_status !== 'accepted' || !(await this.hub.reachable(tunnel.device_uid))) {
       return {
         status: 502,
         title: 'The device is offline',
