@@ -169,7 +169,11 @@ describe('documentation site', function () {
     await bar.waitFor({ state: 'detached' });
     await page.reload();
     await page.locator('h1').first().waitFor();
-    expect(await page.locator('.theme-announcement-bar').count()).to.equal(0);
+    // The server-rendered page still holds the bar until the app starts; an inline script hides it before the
+    // first paint, and the started app removes it.
+    expect(await page.locator('html').getAttribute('data-announcement-bar-initially-dismissed')).to.equal('true');
+    expect(await page.locator('.theme-announcement-bar').isVisible()).to.equal(false);
+    await page.locator('.theme-announcement-bar').waitFor({ state: 'detached' });
     expect(await storedValues(page, 'docusaurus.announcement.dismiss')).to.deep.equal(['true']);
   });
 
@@ -284,23 +288,27 @@ describe('documentation site', function () {
     // The zoom plugin attaches itself a moment after each route renders.
     const image = page.locator('.markdown img.medium-zoom-image').first();
     await image.waitFor();
-    await image.click();
     const overlay = page.locator('.medium-zoom-overlay');
-    await overlay.waitFor({ state: 'visible' });
+    // The image moves while the opening animation runs (a click then misses it, and scrolls are ignored), so each
+    // opening waits for the plugin to say it is done.
+    const open = async () => {
+      const opened = page.evaluate(
+        () =>
+          new Promise<void>((done) =>
+            document
+              .querySelector('.markdown img.medium-zoom-image')
+              ?.addEventListener('medium-zoom:opened', () => done(), { once: true }),
+          ),
+      );
+      await image.click();
+      await opened;
+      await overlay.waitFor({ state: 'visible' });
+    };
+    await open();
     await page.locator('.medium-zoom-image--opened').click();
     await overlay.waitFor({ state: 'detached' });
 
-    // Scrolls during the opening animation are ignored, so wait for it to finish.
-    const opened = page.evaluate(
-      () =>
-        new Promise<void>((done) =>
-          document
-            .querySelector('.markdown img.medium-zoom-image')
-            ?.addEventListener('medium-zoom:opened', () => done(), { once: true }),
-        ),
-    );
-    await image.click();
-    await opened;
+    await open();
     // The overlay stays within the 40 px scroll offset and closes beyond it.
     await page.evaluate(() => window.scrollBy(0, 30));
     await page.waitForTimeout(100);
