@@ -171,7 +171,9 @@ describe('documentation site', function () {
     await page.locator('h1').first().waitFor();
     // The server-rendered page still holds the bar until the app starts; an inline script hides it before the
     // first paint, and the started app removes it.
-    expect(await page.locator('html').getAttribute('data-announcement-bar-initially-dismissed')).to.equal('true');
+    expect(await page.locator('html').getAttribute('data-announcement-bar-initially-dismissed')).to.equal(
+      'true',
+    );
     expect(await page.locator('.theme-announcement-bar').isVisible()).to.equal(false);
     await page.locator('.theme-announcement-bar').waitFor({ state: 'detached' });
     expect(await storedValues(page, 'docusaurus.announcement.dismiss')).to.deep.equal(['true']);
