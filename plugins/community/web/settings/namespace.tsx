@@ -50,8 +50,10 @@ export function NamespaceTab() {
       }),
     [api, user.tenant],
   );
-  const [name, setName] = useState('');
-  const [announcement, setAnnouncement] = useState('');
+  // Unedited fields show the namespace as loaded (no empty first frame); an edit holds its own text until the
+  // namespace is loaded again.
+  const [name, setName] = useState<string | null>(null);
+  const [announcement, setAnnouncement] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<'delete' | 'leave' | null>(null);
   const [confirmName, setConfirmName] = useState('');
   const [confirmTried, setConfirmTried] = useState(false);
@@ -61,8 +63,8 @@ export function NamespaceTab() {
 
   useEffect(() => {
     if (!namespace.data) return;
-    setName(namespace.data.name);
-    setAnnouncement(namespace.data.settings?.connection_announcement ?? '');
+    setName(null);
+    setAnnouncement(null);
   }, [namespace.data]);
 
   if (!user.tenant)
@@ -74,6 +76,8 @@ export function NamespaceTab() {
   if (namespace.error) return <ErrorState message={namespace.error} onRetry={namespace.reload} />;
   if (!namespace.data) return <Loading />;
   const ns = namespace.data;
+  const nameValue = name ?? ns.name;
+  const announcementValue = announcement ?? ns.settings?.connection_announcement ?? '';
   const isOwner = ns.owner === user.id;
 
   const update = async (body: Partial<Namespace>, done: string) => {
@@ -146,13 +150,13 @@ export function NamespaceTab() {
           style={{ maxWidth: 560 }}
           onSubmit={(e) => {
             e.preventDefault();
-            void update({ name: name.trim() }, 'Namespace renamed');
+            void update({ name: nameValue.trim() }, 'Namespace renamed');
           }}
         >
           {save.error ? <Alert>{save.error}</Alert> : null}
           <TextField
             label="Name"
-            value={name}
+            value={nameValue}
             onChange={(e) => setName(e.target.value)}
             minLength={3}
             maxLength={30}
@@ -161,7 +165,12 @@ export function NamespaceTab() {
             hint="Lowercase letters, digits and inner hyphens; part of every SSH address in this namespace."
           />
           <div>
-            <Button type="submit" variant="primary" busy={save.pending} disabled={name.trim() === ns.name}>
+            <Button
+              type="submit"
+              variant="primary"
+              busy={save.pending}
+              disabled={nameValue.trim() === ns.name}
+            >
               Rename
             </Button>
           </div>
@@ -198,24 +207,24 @@ export function NamespaceTab() {
           onSubmit={(e) => {
             e.preventDefault();
             void update(
-              { settings: { ...ns.settings, connection_announcement: announcement } },
+              { settings: { ...ns.settings, connection_announcement: announcementValue } },
               'Announcement saved',
             );
           }}
         >
           <TextArea
             label="Message shown before the shell"
-            value={announcement}
+            value={announcementValue}
             onChange={(e) => setAnnouncement(e.target.value)}
             maxLength={announcementLimit}
-            hint={`${announcement.length} of ${announcementLimit} characters. Shown to everyone who connects over SSH.`}
+            hint={`${announcementValue.length} of ${announcementLimit} characters. Shown to everyone who connects over SSH.`}
           />
           <div>
             <Button
               type="submit"
               variant="primary"
               busy={save.pending}
-              disabled={announcement === (ns.settings?.connection_announcement ?? '')}
+              disabled={announcementValue === (ns.settings?.connection_announcement ?? '')}
             >
               Save announcement
             </Button>
