@@ -69,18 +69,21 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
     await world?.stop();
   });
 
+  /** `ssh -tt` through the gateway with the registered key, then the remote command if any. */
+  const ptyArgs = (...command: string[]) => [
+    ...world.sshOptions(),
+    ...world.keyOptions(keyFile),
+    '-o',
+    'LogLevel=ERROR',
+    '-tt',
+    '-p',
+    String(world.server.sshPort),
+    `${world.target()}@127.0.0.1`,
+    ...command,
+  ];
+
   it('shows the announcement, a prompt, echoes input, follows window changes, and records what was shown', async () => {
-    const args = [
-      ...world.sshOptions(),
-      ...world.keyOptions(keyFile),
-      '-o',
-      'LogLevel=ERROR',
-      '-tt',
-      '-p',
-      String(world.server.sshPort),
-      `${world.target()}@127.0.0.1`,
-    ];
-    const term = new Terminal(args, { cols: 100, rows: 30 });
+    const term = new Terminal(ptyArgs(), { cols: 100, rows: 30 });
     await term.waitFor(/Welcome to the lab\.\r\nChanges are recorded\.\r\n/);
     const afterBanner = term.output.indexOf('recorded.\r\n') + 'recorded.\r\n'.length;
     // The prompt, perhaps after bash's bracketed-paste switch.
@@ -153,21 +156,9 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
     // The device produces output faster than it is read: backlogs build on the device's side of the tunnel and
     // must drain once reading starts again (a stall here once froze the session for good).
     const bytes = 24_000_000;
-    const child = spawn(
-      'ssh',
-      [
-        ...world.sshOptions(),
-        ...world.keyOptions(keyFile),
-        '-o',
-        'LogLevel=ERROR',
-        '-tt',
-        '-p',
-        String(world.server.sshPort),
-        `${world.target()}@127.0.0.1`,
-        `head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo DONE`,
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
+    const child = spawn('ssh', ptyArgs(`head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo DONE`), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let xs = 0;
     let tail = '';
     child.stdout.pause();
