@@ -4,9 +4,9 @@
  * tunnel is on the first. Bulk upload and `ssh ... true` through each server's gateway, taking turns.
  * Usage: `TEST_DATABASE_URL=postgres://... TEST_REDIS_URL=redis://... npx tsx bench/ssh/forwarded.ts [--mib 512]`.
  */
-import { spawn } from 'node:child_process';
 import { GatewayWorld } from '../../test/integration/ssh/gateway-world';
 import { startServer } from '../../test/support/server';
+import { median, timed } from './timing';
 
 if (!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
   console.error('needs TEST_DATABASE_URL and TEST_REDIS_URL: the two instances share PostgreSQL and Redis');
@@ -15,33 +15,10 @@ if (!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
 const mib = Number(process.argv[process.argv.indexOf('--mib') + 1] ?? 512) || 512;
 const BYTES = mib * 1024 * 1024;
 
-/** Runs ssh with `args`; with `bytes`, `head` in its own process feeds it that many zero bytes. */
-function timed(args: string[], bytes = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = bytes
-      ? spawn('sh', ['-c', 'head -c "$0" /dev/zero | "$@"', String(bytes), 'ssh', ...args], {
-          stdio: 'ignore',
-        })
-      : spawn('ssh', args, { stdio: 'ignore' });
-    child.on('close', (code) =>
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`ssh exited ${code}`)),
-    );
-  });
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
 async function main(): Promise<void> {
   const world = await GatewayWorld.start({ deviceName: 'forwarded-bench' });
   const other = await startServer({ sharing: world.server });
-  const key = world.newKey('bench-key');
-  await world.api('POST', '/api/sshkeys/public-keys', {
-    name: 'bench',
-    data: key.data,
-    username: '.*',
-    filter: { hostname: '.*' },
-  });
+  const key = await world.keyForEveryHost('bench');
   const base = [...world.sshOptions(), ...world.keyOptions(key.file), '-o', 'LogLevel=ERROR'];
   const paths = {
     holding: [...base, '-p', String(world.server.sshPort), `${world.target()}@127.0.0.1`],
@@ -49,16 +26,16 @@ async function main(): Promise<void> {
   };
   const samples: Record<string, { connect: number[]; bulk: number[] }> = {};
   for (const [name, args] of Object.entries(paths)) {
-    await timed([...args, 'true']);
+    await timed('ssh', [...args, 'true']);
     samples[name] = { connect: [], bulk: [] };
   }
   for (let i = 0; i < 9; i++) {
     for (const [name, args] of Object.entries(paths))
-      samples[name]?.connect.push(await timed([...args, 'true']));
+      samples[name]?.connect.push(await timed('ssh', [...args, 'true']));
   }
   for (let round = 0; round < 3; round++) {
     for (const [name, args] of Object.entries(paths)) {
-      const ms = await timed([...args, 'cat > /dev/null'], BYTES);
+      const ms = await timed('ssh', [...args, 'cat > /dev/null'], BYTES);
       samples[name]?.bulk.push(mib / (ms / 1000));
       console.log(`bulk round ${round + 1}: ${name} ${(mib / (ms / 1000)).toFixed(1)} MiB/s`);
     }

@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GatewayWorld } from '../../test/integration/ssh/gateway-world';
+import { median, timed } from './timing';
 
 const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const BYTES = Math.round(gib * 1024 * 1024 * 1024);
@@ -34,28 +35,6 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function timed(cmd: string, args: string[], stdinBytes = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    // The bulk input comes from `head` in its own process, piped straight into ssh by the shell: pumping it from
-    // this process would put the pump on the same event loop as the gateway it measures (the server runs here).
-    const child = stdinBytes
-      ? spawn('sh', ['-c', 'head -c "$0" /dev/zero | "$@"', String(stdinBytes), cmd, ...args], {
-          stdio: ['ignore', 'ignore', 'pipe'],
-        })
-      : spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr?.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.on('close', (code) => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (code !== 0) reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err.slice(-400)}`));
-      else resolve(ms);
-    });
-  });
-}
-
 /** Seconds all cores of the machine spent busy so far (user, system, interrupts), from /proc/stat. */
 function machineBusySeconds(): number {
   const fields =
@@ -64,18 +43,10 @@ function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq) / 100;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-ssh-'));
   const world = await GatewayWorld.start({ deviceName: 'bench-device' });
-  const key = world.newKey('bench-key');
-  await world.api('POST', '/api/sshkeys/public-keys', {
-    name: 'bench',
-    data: key.data,
-    username: '.*',
-    filter: { hostname: '.*' },
-  });
+  const key = await world.keyForEveryHost('bench');
 
   // A local OpenSSH server that knows the same key, for the direct and jump-host paths.
   const sshdPort = await freePort();

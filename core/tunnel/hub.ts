@@ -142,9 +142,14 @@ export class TunnelHub {
 
   /** Whether an instance of the installation holds a tunnel of the device: this one, or one with a lease. */
   async reachable(uid: string): Promise<boolean> {
-    if (this.isOnline(uid)) return true;
+    return this.isOnline(uid) || (await this.leaseElsewhere(uid)) !== undefined;
+  }
+
+  /** The lease of another instance on the device's tunnel, if one stands. */
+  private async leaseElsewhere(uid: string): Promise<Lease | undefined> {
     const raw = this.cache ? await this.cache.get(LEASE_KEY(uid)) : null;
-    return raw !== null && (JSON.parse(raw) as Lease).instance !== this.instanceId;
+    const lease = raw ? (JSON.parse(raw) as Lease) : undefined;
+    return lease && lease.instance !== this.instanceId ? lease : undefined;
   }
 
   /** Whether this instance holds a live tunnel of the device. */
@@ -175,9 +180,8 @@ export class TunnelHub {
   }
 
   private async openElsewhere(uid: string, header: StreamHeader): Promise<Duplex> {
-    const raw = this.cache ? await this.cache.get(LEASE_KEY(uid)) : null;
-    const lease = raw ? (JSON.parse(raw) as Lease) : undefined;
-    if (!lease || lease.instance === this.instanceId) throw new DeviceOffline(uid);
+    const lease = await this.leaseElsewhere(uid);
+    if (!lease) throw new DeviceOffline(uid);
     const token = await this.tokens.sign({ kind: 'instance', sub: this.instanceId }, 60);
     const url = new URL(FORWARD_PATH, lease.address.replace(/^http/, 'ws'));
     url.searchParams.set('device', uid);

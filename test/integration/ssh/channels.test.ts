@@ -54,14 +54,7 @@ describe('ssh through the gateway: forwarding, agent forwarding, several channel
 
   before(async () => {
     world = await GatewayWorld.start({ deviceName: 'channels' });
-    const key = world.newKey('channels-key');
-    keyFile = key.file;
-    await world.api('POST', '/api/sshkeys/public-keys', {
-      name: 'channels',
-      data: key.data,
-      username: '.*',
-      filter: { hostname: '.*' },
-    });
+    keyFile = (await world.keyForEveryHost('channels')).file;
     echo = await echoServer();
   });
   after(async () => {

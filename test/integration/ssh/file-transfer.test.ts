@@ -16,14 +16,7 @@ describe('ssh through the gateway: SFTP and SCP of a large file', function () {
 
   before(async () => {
     world = await GatewayWorld.start({ deviceName: 'files-device' });
-    const key = world.newKey('files-key');
-    keyFile = key.file;
-    await world.api('POST', '/api/sshkeys/public-keys', {
-      name: 'files',
-      data: key.data,
-      username: '.*',
-      filter: { hostname: '.*' },
-    });
+    keyFile = (await world.keyForEveryHost('files')).file;
     local = path.join(world.dir, 'local');
     // The agent runs on this machine, so the device's file system is this one: a separate folder stands for it.
     remote = path.join(world.dir, 'remote');

@@ -250,6 +250,19 @@ export class GatewayWorld {
     return { file, data: Buffer.from(pair.public).toString('base64') };
   }
 
+  /** A fresh key registered for every user name and host of the namespace; throws unless the API took it. */
+  async keyForEveryHost(name: string): Promise<{ file: string; data: string }> {
+    const key = this.newKey(`${name}-key`);
+    const created = await this.api('POST', '/api/sshkeys/public-keys', {
+      name,
+      data: key.data,
+      username: '.*',
+      filter: { hostname: '.*' },
+    });
+    if (created.status !== 200) throw new Error(`registering ${name} answered ${created.status}`);
+    return key;
+  }
+
   async stop(): Promise<void> {
     await this.agent?.stop();
     await this.server?.stop();

@@ -51,15 +51,7 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
 
   before(async () => {
     world = await GatewayWorld.start({ deviceName: 'term-device' });
-    const key = world.newKey('terminal-key');
-    keyFile = key.file;
-    const created = await world.api('POST', '/api/sshkeys/public-keys', {
-      name: 'terminal',
-      data: key.data,
-      username: '.*',
-      filter: { hostname: '.*' },
-    });
-    expect(created.status).to.equal(200);
+    keyFile = (await world.keyForEveryHost('terminal')).file;
     const settings = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
       settings: { session_record: true, connection_announcement: announcement },
     });

@@ -24,15 +24,7 @@ describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABAS
     if (!shared) this.skip();
     world = await GatewayWorld.start({ deviceName: 'shared-device' });
     other = await startServer({ sharing: world.server });
-    const key = world.newKey('shared-key');
-    keyFile = key.file;
-    const created = await world.api('POST', '/api/sshkeys/public-keys', {
-      name: 'shared',
-      data: key.data,
-      username: '.*',
-      filter: { hostname: '.*' },
-    });
-    expect(created.status).to.equal(200);
+    keyFile = (await world.keyForEveryHost('shared')).file;
   });
   after(async () => {
     for (const child of children) child.kill('SIGKILL');

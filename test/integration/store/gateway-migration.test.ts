@@ -14,6 +14,14 @@ describe('store migrations: public keys, firewall rules and sessions', () => {
   const tenant = '00000000-0000-4000-8000-00000000a501';
   const owner = 'e'.repeat(24);
   const session = '5'.repeat(64);
+  /** A session row with only what the table requires. */
+  const sessionRow = {
+    uid: session,
+    tenant_id: tenant,
+    device_uid: 'd'.repeat(64),
+    username: 'root',
+    ip_address: '127.0.0.1',
+  };
 
   before(async () => {
     url = await freshDatabase();
@@ -56,13 +64,7 @@ describe('store migrations: public keys, firewall rules and sessions', () => {
     await db('firewall_rules').insert({ ...rule, action: 'deny', filter_hostname: '.*' });
     expect((await db('firewall_rules').first()).active).to.equal(true);
 
-    await db('sessions').insert({
-      uid: session,
-      tenant_id: tenant,
-      device_uid: 'd'.repeat(64),
-      username: 'root',
-      ip_address: '127.0.0.1',
-    });
+    await db('sessions').insert(sessionRow);
     const row = await db('sessions').first();
     expect(row).to.include({ authenticated: false, recorded: false, type: 'term', term: '' });
     expect(row.closed_at).to.equal(null);
@@ -96,13 +98,7 @@ describe('store migrations: public keys, firewall rules and sessions', () => {
 
   it('compresses recorded output with lz4 where the server has it, and reads it back unchanged', async () => {
     await db('namespaces').insert({ tenant_id: tenant, name: 'eve', owner });
-    await db('sessions').insert({
-      uid: session,
-      tenant_id: tenant,
-      device_uid: 'd'.repeat(64),
-      username: 'root',
-      ip_address: '127.0.0.1',
-    });
+    await db('sessions').insert(sessionRow);
     const message = 'drwxr-xr-x 2 root root 4096 lab\r\n'.repeat(4000);
     const record = {
       session_uid: session,
