@@ -1,0 +1,42 @@
+import type { RegisteredRoute } from '@gatehouse/core/http/route';
+import type { ApiAnswer, ApiOptions, TestServer } from '../support/server';
+
+/** `METHOD /path` of a route, for failure lists. */
+export const label = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+
+/** Internal calls (server to server) are hidden from the public listener behind a 404. */
+export const internalOnly = (r: RegisteredRoute) => r.auth.every((k) => k === 'internal');
+
+/** Public calls that take no credentials at all (a token sent to them is ignored). */
+export const publicOnly = (r: RegisteredRoute) => r.auth.every((k) => k === 'none');
+
+export interface Request {
+  method: string;
+  path: string;
+  opts?: ApiOptions;
+}
+
+/**
+ * Sends requests `width` at a time (the machine has two cores; a few requests in flight keep the server busy
+ * without starving it) and returns the answers in order.
+ */
+export async function sendAll(server: TestServer, requests: Request[], width = 8): Promise<ApiAnswer[]> {
+  const answers: ApiAnswer[] = new Array(requests.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const i = next++;
+      const q = requests[i] as Request;
+      answers[i] = await server.api(q.method, q.path, q.opts);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, requests.length) }, worker));
+  return answers;
+}
+
+/** A histogram of statuses, for the counts the suite prints. */
+export function histogram(answers: { status: number }[]): Record<string, number> {
+  const h: Record<string, number> = {};
+  for (const a of answers) h[a.status] = (h[a.status] ?? 0) + 1;
+  return h;
+}
