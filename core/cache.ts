@@ -16,11 +16,36 @@ export interface Cache {
   incr(key: string, ttlSeconds: number): Promise<number>;
   /** Remaining lifetime in seconds; -1 without expiry, -2 when absent. */
   ttl(key: string): Promise<number>;
+  /**
+   * Runs `step` on `keys` as one indivisible step: no other request, instance or process sees its keys half-done.
+   * Check-and-count guards (lockout, rate limits) need this; separate get/incr calls let parallel requests pass.
+   */
+  atomic(step: AtomicStep, keys: string[], args: (string | number)[]): Promise<number[]>;
   /** Sends `message` to every subscriber of `channel` on every server sharing this cache, this one included. */
   publish(channel: string, message: string): Promise<void>;
   /** Calls `handler` with each message published on `channel`; resolves once listening, with the way to stop. */
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/** Synchronous access to the in-process map, for `AtomicStep.memory`. */
+export interface SyncEntries {
+  get(key: string): string | null;
+  /** `ttlSeconds` 0 keeps the value until deleted; a set without it keeps the entry's expiry (like Redis KEEPTTL). */
+  set(key: string, value: string, ttlSeconds?: number): void;
+  del(key: string): void;
+}
+
+/**
+ * One step of logic written twice, once per store, with the same meaning: a Lua script for Redis (which runs it
+ * without interleaving other commands) and a synchronous function for the in-process map (which nothing can
+ * interrupt, as it never awaits). Both get the same keys and arguments and return a list of integers.
+ */
+export interface AtomicStep {
+  /** A name for the step, unique in the process (Redis caches the script under it). */
+  name: string;
+  lua: string;
+  memory(entries: SyncEntries, keys: string[], args: (string | number)[]): number[];
 }
 
 export function createCache(url: string | undefined, keyPrefix = 'gatehouse:'): Cache {
@@ -62,6 +87,19 @@ class RedisCache implements Cache {
   }
   ttl(key: string) {
     return this.redis.ttl(key);
+  }
+  private readonly scripts = new Set<string>();
+  async atomic(step: AtomicStep, keys: string[], args: (string | number)[]) {
+    const command = `gatehouse_${step.name}`;
+    if (!this.scripts.has(command)) {
+      this.redis.defineCommand(command, { numberOfKeys: keys.length, lua: step.lua });
+      this.scripts.add(command);
+    }
+    const run = (this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>)[
+      command
+    ] as (...a: (string | number)[]) => Promise<unknown>;
+    const result = await run.call(this.redis, ...keys, ...args);
+    return (Array.isArray(result) ? result : [result]).map(Number);
   }
   // Channel names are not keys, so ioredis does not prefix them: the prefix is added here, so servers of another
   // installation (or another test) on the same Redis never hear these messages.
@@ -125,6 +163,22 @@ class MemoryCache implements Cache {
     const n = Number(this.live(key)?.value ?? 0) + 1;
     await this.set(key, String(n), ttlSeconds);
     return n;
+  }
+  async atomic(step: AtomicStep, keys: string[], args: (string | number)[]) {
+    const entries: SyncEntries = {
+      get: (key) => this.live(key)?.value ?? null,
+      set: (key, value, ttlSeconds) => {
+        const kept = ttlSeconds === undefined ? (this.live(key)?.expiresAt ?? 0) : undefined;
+        this.entries.set(key, {
+          value,
+          expiresAt: kept ?? (ttlSeconds && ttlSeconds > 0 ? Date.now() + ttlSeconds * 1000 : 0),
+        });
+      },
+      del: (key) => {
+        this.entries.delete(key);
+      },
+    };
+    return step.memory(entries, keys, args);
   }
   async ttl(key: string) {
     const e = this.live(key);

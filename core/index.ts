@@ -8,7 +8,7 @@ export { burnPasswordCheck, hashPassword, secretsEqual, verifyPassword } from '.
 export { isRole, type Role, roleAtLeast, roles } from './auth/roles';
 export { type TokenClaims, TokenService } from './auth/tokens';
 export { Kernel, type KernelOptions } from './boot';
-export type { Cache } from './cache';
+export type { AtomicStep, Cache, SyncEntries } from './cache';
 export type { Config } from './config/schema';
 export type { Cradle } from './cradle';
 export * from './errors';

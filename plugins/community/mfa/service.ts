@@ -11,8 +11,7 @@ import {
   Unauthorized,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
-import type { Lockout } from '../users/lockout';
-import { lockedOut } from '../users/login';
+import { type Lockout, lockedOut } from '../users/lockout';
 import type { UserRow, UserService } from '../users/service';
 import { matchTotp, newTotpSecret, otpauthLink } from './totp';
 
@@ -147,7 +146,8 @@ export class MfaService {
   async recover(identifier: string, recoveryCode: string, source: string) {
     const user = await this.users.findByLogin(identifier);
     if (!user?.mfa_enabled) {
-      await this.countFailure('recover', source, identifier);
+      const guess = await this.lockout.guess('recover', source, identifier, async () => false);
+      if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       throw new Unauthorized('invalid recovery code');
     }
     const d = await this.useRecoveryCode(user, recoveryCode, source);
@@ -187,16 +187,17 @@ export class MfaService {
 
   /** Both e-mailed codes turn MFA off and sign the user in. */
   async completeReset(userId: string, mainCode: string, recoveryCode: string, source: string) {
-    const locked = await this.lockout.lockedUntil('mfa-reset', source, userId);
-    if (locked) throw lockedOut(locked);
-    const stored = JSON.parse((await this.cache.get(`mfa:reset:${userId}`)) ?? 'null') as {
-      main: string;
-      recovery: string;
-    } | null;
-    const mainOk = secretsEqual(stored?.main ?? '', digest(mainCode.trim()));
-    const recoveryOk = secretsEqual(stored?.recovery ?? '', digest(recoveryCode.trim()));
-    if (!stored || !mainOk || !recoveryOk) {
-      await this.countFailure('mfa-reset', source, userId);
+    const guess = await this.lockout.guess('mfa-reset', source, userId, async () => {
+      const stored = JSON.parse((await this.cache.get(`mfa:reset:${userId}`)) ?? 'null') as {
+        main: string;
+        recovery: string;
+      } | null;
+      const mainOk = secretsEqual(stored?.main ?? '', digest(mainCode.trim()));
+      const recoveryOk = secretsEqual(stored?.recovery ?? '', digest(recoveryCode.trim()));
+      return Boolean(stored && mainOk && recoveryOk);
+    });
+    if (!guess.ok) {
+      if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       throw new Unauthorized('invalid reset codes');
     }
     await this.cache.del(`mfa:reset:${userId}`);
@@ -216,19 +217,19 @@ export class MfaService {
 
   /** Spends a recovery code; returns its digest. Unknown or used codes count as failures. */
   private async useRecoveryCode(user: UserRow, code: string, source: string): Promise<string> {
-    const locked = await this.lockout.lockedUntil('recover', source, user.id);
-    if (locked) throw lockedOut(locked);
     const d = digest(normalCode(code));
-    // The look-up is by digest, an index probe that does not compare the secret byte by byte.
-    const spent = await this.db('mfa_recovery_codes')
-      .where({ user_id: user.id, code_digest: d })
-      .whereNull('used_at')
-      .update({ used_at: new Date() });
-    if (!spent) {
-      await this.countFailure('recover', source, user.id);
+    const guess = await this.lockout.guess('recover', source, user.id, async () => {
+      // The look-up is by digest, an index probe that does not compare the secret byte by byte.
+      const spent = await this.db('mfa_recovery_codes')
+        .where({ user_id: user.id, code_digest: d })
+        .whereNull('used_at')
+        .update({ used_at: new Date() });
+      return spent > 0;
+    });
+    if (!guess.ok) {
+      if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       throw new Unauthorized('invalid recovery code');
     }
-    await this.lockout.reset('recover', source, user.id);
     return d;
   }
 
@@ -240,21 +241,14 @@ export class MfaService {
     source: string,
     scope: 'code' | 'auth',
   ) {
-    const locked = await this.lockout.lockedUntil('mfa', source, user.id);
-    if (locked) throw lockedOut(locked);
-    const step = matchTotp(secret, code.trim());
-    const fresh =
-      step !== undefined && (await this.cache.setIfAbsent(`mfa:step:${user.id}:${step}`, '1', 120));
-    if (!fresh) {
-      await this.countFailure('mfa', source, user.id);
+    const guess = await this.lockout.guess('mfa', source, user.id, async () => {
+      const step = matchTotp(secret, code.trim());
+      return step !== undefined && (await this.cache.setIfAbsent(`mfa:step:${user.id}:${step}`, '1', 120));
+    });
+    if (!guess.ok) {
+      if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       if (scope === 'auth') throw new Unauthorized('invalid code');
       throw new Invalid(['code'], 'invalid code');
     }
-    await this.lockout.reset('mfa', source, user.id);
-  }
-
-  private async countFailure(scope: string, source: string, subject: string) {
-    const until = await this.lockout.fail(scope, source, subject);
-    if (until) throw lockedOut(until);
   }
 }

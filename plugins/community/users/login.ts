@@ -1,6 +1,6 @@
 import type { TokenService } from '@gatehouse/core';
-import { burnPasswordCheck, TooManyRequests, Unauthorized, verifyPassword } from '@gatehouse/core';
-import type { Lockout } from './lockout';
+import { burnPasswordCheck, Unauthorized, verifyPassword } from '@gatehouse/core';
+import { type Lockout, lockedOut } from './lockout';
 import type { UserService } from './service';
 
 /** Seconds an `X-MFA-Token` stays valid: long enough to open an authenticator app. */
@@ -8,7 +8,7 @@ export const MFA_TOKEN_TTL = 300;
 
 /**
  * Password sign-in (SPEC.md section 7): by username or e-mail, with the (source, user) lockout of section 4 checked
- * before any password hash is spent, and the MFA step when the user has it on.
+ * and counted before any password hash is spent, and the MFA step when the user has it on.
  */
 export class LoginService {
   private readonly deps: { users: UserService; lockout: Lockout; tokens: TokenService };
@@ -21,15 +21,13 @@ export class LoginService {
     const user = await users.findByLogin(identifier);
     // Unknown names are counted under the name typed, so probing them locks out the same way.
     const subject = user?.id ?? identifier;
-    const locked = await lockout.lockedUntil('login', source, subject);
-    if (locked) throw lockedOut(locked);
-    const ok = user ? await verifyPassword(password, user.password_hash) : await burnPasswordCheck(password);
-    if (!user || !ok) {
-      const until = await lockout.fail('login', source, subject);
-      if (until) throw lockedOut(until);
+    const guess = await lockout.guess('login', source, subject, () =>
+      user ? verifyPassword(password, user.password_hash) : burnPasswordCheck(password),
+    );
+    if (!user || !guess.ok) {
+      if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       throw new Unauthorized('invalid username or password', { 'X-Account-Lockout': '0' });
     }
-    await lockout.reset('login', source, subject);
     if (user.mfa_enabled) {
       const mfaToken = await tokens.sign(
         { kind: 'mfa', sub: user.id, pwd: new Date(user.password_changed_at).getTime() },
@@ -43,12 +41,4 @@ export class LoginService {
     await users.touchLogin(user.id);
     return users.authResult(user);
   }
-}
-
-/** 429 with the end of the lock (SPEC.md section 4: `X-Account-Lockout`, unix time). */
-export function lockedOut(until: number): TooManyRequests {
-  return new TooManyRequests('too many failed attempts; try again later', {
-    'X-Account-Lockout': String(until),
-    'Access-Control-Expose-Headers': 'X-Account-Lockout',
-  });
 }
