@@ -17,6 +17,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly processErrors = new Counter({
+    name: 'gatehouse_process_errors_total',
+    help: 'Errors nothing caught (unhandled rejections, uncaught exceptions): bugs, logged; the server went on.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
   }

@@ -4,6 +4,7 @@ import { ConfigError } from '../config/load';
 import { configSchema, envKeys } from '../config/schema';
 import { HttpError } from '../errors';
 import { openapiFor } from '../operations';
+import { guardProcess } from '../process-guards';
 import { version } from '../version';
 import { adminCommands } from './admin';
 
@@ -24,6 +25,8 @@ export function buildCli(): Command {
     .action(async () => {
       const started = performance.now();
       const kernel = await Kernel.create();
+      // Before anything listens: from here on no single request, connection or agent can end the process.
+      guardProcess(kernel.log, kernel.metrics);
       await kernel.start();
       const { setupUrl } = await import('@gatehouse/plugin-community/setup/signature');
       const users = kernel.container.cradle as unknown as { users?: { any(): Promise<boolean> } };

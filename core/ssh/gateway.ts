@@ -65,7 +65,13 @@ export class SshGateway {
     conn.once('close', () => clearTimeout(timer));
 
     if (this.container.hasRegistration('gatewayConnector')) {
-      (this.container.resolve('gatewayConnector' as never) as GatewayConnector).handle(conn, info);
+      try {
+        (this.container.resolve('gatewayConnector' as never) as GatewayConnector).handle(conn, info);
+      } catch (err) {
+        // One connection's failure closes that connection, never the listener or the process.
+        this.log.error({ err, ip: info.ip }, 'ssh connection could not be handled');
+        conn.end();
+      }
       return;
     }
     conn.on('authentication', (ctx: AuthContext) => {

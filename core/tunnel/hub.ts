@@ -131,7 +131,13 @@ export class TunnelHub {
     this.slots = Math.max(1, Math.round(options.pingIntervalSeconds ?? 30));
     // Three missed renewals and the lease lapses: a crashed instance's devices stop being forwarded to it.
     this.leaseSeconds = this.slots * 3;
-    this.pingTimer = setInterval(() => void this.pingSlot(this.tick++ % this.slots), 1000);
+    this.pingTimer = setInterval(
+      () =>
+        this.pingSlot(this.tick++ % this.slots).catch((err: unknown) =>
+          this.log.error({ err }, 'tunnel ping round failed'),
+        ),
+      1000,
+    );
     this.pingTimer.unref();
   }
 
@@ -299,7 +305,11 @@ export class TunnelHub {
       return true;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      void this.attach(device.uid, ws, remoteAddress(req));
+      this.attach(device.uid, ws, remoteAddress(req)).catch((err: unknown) => {
+        // One agent's failed tunnel closes that tunnel only.
+        this.log.warn({ err, uid: device.uid }, 'tunnel could not be attached');
+        ws.terminate();
+      });
     });
     return true;
   };

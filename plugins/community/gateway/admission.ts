@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { type Logger, parseSshId, type SshTarget } from '@gatehouse/core';
+import { type Logger, parseSshId, printable, type SshTarget } from '@gatehouse/core';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
 import type { SessionService } from '../sessions/service';
@@ -63,7 +63,11 @@ export async function admit(
   attempt: { ip: string; type: 'web' | 'term' },
 ): Promise<Admission> {
   const target = parseSshId(raw);
-  if (!target) return { ok: false, message: `gatehouse: "${raw}" is not a device address; ${usage}` };
+  // Checked in full before any query: the store never sees a name it would refuse (NUL, over-long) from a client
+  // that has not signed in. The echo is stripped of control characters, so it cannot drive the user's terminal.
+  if (!target) {
+    return { ok: false, message: `gatehouse: "${printable(raw)}" is not a device address; ${usage}` };
+  }
   if ('namespace' in target && !(await deps.namespaces.byName(target.namespace))) {
     return { ok: false, message: `gatehouse: namespace "${target.namespace}" not found` };
   }

@@ -18,7 +18,10 @@ const USERAUTH_BANNER = 53;
 export function sendBanner(conn: Connection, text: string): boolean {
   const proto = (conn as unknown as { _protocol?: ProtocolInternals })._protocol;
   if (!proto?._packetRW || !proto._cipher || proto._kexinit !== undefined) return false;
-  const message = text.endsWith('\r\n') ? text : `${text.replace(/\n/g, '\r\n')}\r\n`;
+  // Line breaks stay; every other control character (escape sequences above all) is dropped, so nothing a client
+  // typed into its user name can drive the terminal it is echoed to.
+  const clean = text.replace(/\r\n/g, '\n').replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '');
+  const message = `${clean.replace(/\n+$/, '').replace(/\n/g, '\r\n')}\r\n`;
   const len = Buffer.byteLength(message);
   const w = proto._packetRW.write;
   const start = w.allocStart;

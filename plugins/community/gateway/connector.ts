@@ -88,6 +88,8 @@ class GatewayConnection {
     private readonly ip: string,
   ) {
     this.relay = new UserAgentRelay(conn);
+    // Every piece of a connection's work ends in a catch that logs and closes this connection only: a failure
+    // (the store away, a device that misbehaves) must never become an error that ends the server.
     conn.on('authentication', (ctx) => {
       this.authenticate(ctx).catch((err: unknown) => {
         gw.log.error({ err, ip }, 'gateway sign-in failed');
@@ -95,9 +97,34 @@ class GatewayConnection {
       });
     });
     conn.once('ready', () => {
-      void this.ready();
+      this.ready().catch((err: unknown) => this.fail(err, 'gateway session failed'));
     });
-    conn.once('close', () => this.closed());
+    conn.once('close', () => {
+      try {
+        this.closed();
+      } catch (err) {
+        this.fail(err, 'gateway close failed');
+      }
+    });
+  }
+
+  private fail(err: unknown, what: string): void {
+    this.gw.log.error({ err, ip: this.ip }, what);
+    this.conn.end();
+  }
+
+  /**
+   * The admission of this connection, asked once. It never rejects: a failure is logged and answered as a refusal,
+   * so the promise is safe to await wherever the connection's later steps need it.
+   */
+  private admitOnce(username: string): Promise<Admission> {
+    this.admission ??= admit(this.gw.deps, username, { ip: this.ip, type: 'term' }).catch(
+      (err: unknown): Admission => {
+        this.gw.log.error({ err, ip: this.ip }, 'gateway sign-in failed');
+        return { ok: false, message: 'gatehouse: the gateway could not complete the sign-in; try again' };
+      },
+    );
+    return this.admission;
   }
 
   private refuse(ctx: AuthContext, message: string): void {
@@ -115,8 +142,7 @@ class GatewayConnection {
       return this.refuse(ctx, 'gatehouse: the user name may not change between sign-in attempts');
     }
     this.username = ctx.username;
-    this.admission ??= admit(this.gw.deps, ctx.username, { ip: this.ip, type: 'term' });
-    const a = await this.admission;
+    const a = await this.admitOnce(ctx.username);
     if (!a.ok) return this.refuse(ctx, a.message);
     if (this.upstream) return ctx.reject(METHODS);
 
@@ -187,51 +213,69 @@ class GatewayConnection {
     };
     this.startIdleTimer();
 
-    conn.on('session', (accept) => {
-      bridgeSession(accept(), {
-        upstream,
-        seat: this.seats++,
-        journal: a.journal,
-        record: a.record,
-        announcement: a.announcement,
-        agentRelay: true,
-        touch,
-      });
-    });
-    // ssh -L and -D: direct-tcpip channels go to the same destination as seen from the device.
-    conn.on('tcpip', (accept, reject, info) => {
-      a.journal.event('direct-tcpip', 0, { host: info.destIP, port: info.destPort });
-      upstream.forwardOut(info.srcIP, info.srcPort, info.destIP, info.destPort, (err, up) => {
-        if (err) return reject();
-        const down = accept();
-        up.pipe(down).pipe(up);
-        up.on('data', touch);
-        down.on('data', touch);
-        up.on('close', () => down.close());
-        down.on('close', () => up.close());
-      });
-    });
-    // ssh -R: asked of the device's agent; when it refuses, OpenSSH tells the user the forwarding failed.
-    conn.on('request', (accept, reject, name, info) => {
-      if (name === 'tcpip-forward') {
-        upstream.forwardIn(info.bindAddr, info.bindPort, (err, port) => {
-          if (err) return reject?.();
-          a.journal.event('tcpip-forward', 0, { address: info.bindAddr, port: port || info.bindPort });
-          accept?.(port || info.bindPort);
+    conn.on(
+      'session',
+      this.guard((accept) => {
+        bridgeSession(accept(), {
+          upstream,
+          seat: this.seats++,
+          journal: a.journal,
+          record: a.record,
+          announcement: a.announcement,
+          agentRelay: true,
+          touch,
         });
-      } else if (name === 'cancel-tcpip-forward') {
-        upstream.unforwardIn(info.bindAddr, info.bindPort, (err) => (err ? reject?.() : accept?.()));
-      } else reject?.();
-    });
-    upstream.on('tcp connection', (info, accept, reject) => {
-      conn.forwardOut(info.destIP, info.destPort, info.srcIP, info.srcPort, (err, down) => {
-        if (err) return reject();
-        const up = accept();
-        up.pipe(down).pipe(up);
-        up.on('close', () => down.close());
-        down.on('close', () => up.close());
-      });
-    });
+      }),
+    );
+    // ssh -L and -D: direct-tcpip channels go to the same destination as seen from the device.
+    conn.on(
+      'tcpip',
+      this.guard((accept, reject, info) => {
+        a.journal.event('direct-tcpip', 0, { host: info.destIP, port: info.destPort });
+        upstream.forwardOut(info.srcIP, info.srcPort, info.destIP, info.destPort, (err, up) => {
+          if (err) return reject();
+          const down = accept();
+          splice(up, down);
+          up.on('data', touch);
+          down.on('data', touch);
+        });
+      }),
+    );
+    // ssh -R: asked of the device's agent; when it refuses, OpenSSH tells the user the forwarding failed.
+    conn.on(
+      'request',
+      this.guard((accept, reject, name, info) => {
+        if (name === 'tcpip-forward') {
+          upstream.forwardIn(info.bindAddr, info.bindPort, (err, port) => {
+            if (err) return reject?.();
+            a.journal.event('tcpip-forward', 0, { address: info.bindAddr, port: port || info.bindPort });
+            accept?.(port || info.bindPort);
+          });
+        } else if (name === 'cancel-tcpip-forward') {
+          upstream.unforwardIn(info.bindAddr, info.bindPort, (err) => (err ? reject?.() : accept?.()));
+        } else reject?.();
+      }),
+    );
+    upstream.on(
+      'tcp connection',
+      this.guard((info, accept, reject) => {
+        conn.forwardOut(info.destIP, info.destPort, info.srcIP, info.srcPort, (err, down) => {
+          if (err) return reject();
+          splice(accept(), down);
+        });
+      }),
+    );
+  }
+
+  /** A handler whose throw closes this connection (logged) instead of escaping to the event loop. */
+  private guard<A extends unknown[]>(handler: (...args: A) => void): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        handler(...args);
+      } catch (err) {
+        this.fail(err, 'gateway channel failed');
+      }
+    };
   }
 
   private startIdleTimer(): void {
@@ -249,10 +293,21 @@ class GatewayConnection {
   private closed(): void {
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.upstream?.end();
-    void this.admission?.then((a) => {
-      if (!a.ok) return;
-      this.gw.live.delete(a.journal.uid);
-      return a.journal.end();
-    });
+    this.admission
+      ?.then((a) => {
+        if (!a.ok) return;
+        this.gw.live.delete(a.journal.uid);
+        return a.journal.end();
+      })
+      .catch((err: unknown) => this.gw.log.error({ err, ip: this.ip }, 'gateway session close failed'));
   }
+}
+
+/** Joins two forwarded channels both ways; an error on either closes both (an unheard 'error' would be thrown). */
+function splice(up: ssh2.Channel | ssh2.ClientChannel, down: ssh2.Channel | ssh2.ServerChannel): void {
+  up.pipe(down).pipe(up);
+  up.on('error', () => down.close());
+  down.on('error', () => up.close());
+  up.on('close', () => down.close());
+  down.on('close', () => up.close());
 }

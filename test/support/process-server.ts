@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { dropDatabase, freshDatabase, type LoginAnswer } from './server';
+
+const BIN = path.resolve('bin/gatehouse.js');
+
+/** A port nobody listens on right now (the kernel cannot tell a spawned process's port 0 back to the test). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/**
+ * A real `gatehouse serve` process, as an operator runs it: what ends the process (an unhandled rejection, a
+ * thrown error in a callback) ends this one too, unlike a kernel inside the test runner. Its log is kept.
+ */
+export class ServerProcess {
+  child!: ChildProcess;
+  readonly lines: string[] = [];
+  exited!: Promise<number | null>;
+  exitCode: number | null | undefined;
+  readonly dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-proc-'));
+  httpPort = 0;
+  sshPort = 0;
+  setupPath: string | undefined;
+
+  private constructor(
+    readonly databaseUrl: string | undefined,
+    private readonly extraEnv: Record<string, string>,
+  ) {}
+
+  static async start(env: Record<string, string> = {}): Promise<ServerProcess> {
+    const server = new ServerProcess(await freshDatabase(), env);
+    server.httpPort = await freePort();
+    server.sshPort = await freePort();
+    await server.spawn();
+    return server;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.httpPort}`;
+  }
+
+  get alive(): boolean {
+    return this.exitCode === undefined;
+  }
+
+  /** Starts the process (again, after a stop or kill: same store, same ports) and waits until it answers. */
+  async spawn(): Promise<void> {
+    this.exitCode = undefined;
+    this.child = spawn(process.execPath, [BIN, 'serve'], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/root',
+        GATEHOUSE_DATA_DIR: this.dataDir,
+        GATEHOUSE_HTTP_HOST: '127.0.0.1',
+        GATEHOUSE_HTTP_PORT: String(this.httpPort),
+        GATEHOUSE_SSH_HOST: '127.0.0.1',
+        GATEHOUSE_SSH_PORT: String(this.sshPort),
+        GATEHOUSE_PUBLIC_URL: `http://127.0.0.1:${this.httpPort}`,
+        GATEHOUSE_LOG_LEVEL: 'info',
+        ...(this.databaseUrl ? { GATEHOUSE_DATABASE_URL: this.databaseUrl } : {}),
+        ...this.extraEnv,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const onText = (text: string) => {
+      for (const line of text.split('\n')) if (line) this.lines.push(line);
+      if (process.env.SERVER_TEST_LOG) process.stderr.write(`[server] ${text}`);
+    };
+    this.child.stdout?.setEncoding('utf8').on('data', onText);
+    this.child.stderr?.setEncoding('utf8').on('data', onText);
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        this.exitCode = code ?? (signal ? -1 : null);
+        resolve(this.exitCode);
+      }),
+    );
+    for (let i = 0; i < 600; i++) {
+      if (!this.alive)
+        throw new Error(`gatehouse serve exited at start:\n${this.lines.slice(-20).join('\n')}`);
+      if (this.lines.some((l) => l.includes('"msg":"ready"'))) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const setup = this.lines.map((l) => /\/setup\?sign=[A-Za-z0-9_-]+/.exec(l)?.[0]).find(Boolean);
+    if (setup) this.setupPath = `/api${setup}`;
+  }
+
+  async api(method: string, p: string, opts: { body?: unknown; token?: string } = {}) {
+    const headers: Record<string, string> = {};
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(this.url + p, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.text();
+    let body: any = text;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON
+    }
+    return { status: res.status, body };
+  }
+
+  /** First-run setup through the link the process printed, then a sign-in. */
+  async setup(
+    user = { name: 'Ada Admin', username: 'ada', email: 'ada@example.com', password: 'correct-horse' },
+  ) {
+    if (!this.setupPath) throw new Error('the server printed no setup link');
+    const res = await this.api('POST', this.setupPath, { body: user });
+    if (res.status !== 200) throw new Error(`setup answered ${res.status}: ${JSON.stringify(res.body)}`);
+    const login = await this.api('POST', '/api/login', {
+      body: { username: user.username, password: user.password },
+    });
+    if (login.status !== 200) throw new Error(`login answered ${login.status}`);
+    return login.body as LoginAnswer;
+  }
+
+  /** Log lines (parsed) whose message contains `text`. */
+  logged(text: string): Record<string, unknown>[] {
+    return this.lines
+      .filter((l) => l.includes(text))
+      .map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>;
+        } catch {
+          return { msg: l };
+        }
+      });
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (this.alive) this.child.kill(signal);
+    await this.exited;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill('SIGTERM');
+    await dropDatabase(this.databaseUrl);
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
