@@ -39,6 +39,7 @@ export function parseSshId(raw: string): SshTarget | undefined {
  */
 export function printable(text: string, max = 80): string {
   // C0 controls, DEL, C1 controls (8-bit CSI among them), and the bidirectional overrides.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this function's job
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '?');
   return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }

@@ -20,6 +20,7 @@ export function sendBanner(conn: Connection, text: string): boolean {
   if (!proto?._packetRW || !proto._cipher || proto._kexinit !== undefined) return false;
   // Line breaks stay; every other control character (escape sequences above all) is dropped, so nothing a client
   // typed into its user name can drive the terminal it is echoed to.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: dropping control characters is the point
   const clean = text.replace(/\r\n/g, '\n').replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, '');
   const message = `${clean.replace(/\n+$/, '').replace(/\n/g, '\r\n')}\r\n`;
   const len = Buffer.byteLength(message);
