@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deviceKind, GatehouseServer } from '../../test/integration/agent/gatehouse-server';
+import { GatehouseServer } from '../../test/integration/agent/gatehouse-server';
 import {
   baseSshOptions,
   passwordOptions,
@@ -52,7 +52,7 @@ while (!uid) {
   await sleep(100);
   uid =
     server.authCalls.length > 0
-      ? (await server.api('GET', `${deviceKind}?status=pending`)).body[0]?.uid
+      ? (await server.api('GET', '/api/devices?status=pending')).body[0]?.uid
       : undefined;
 }
 await server.setStatus(uid, 'accept');

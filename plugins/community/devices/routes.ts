@@ -32,8 +32,8 @@ function agentAuth(path: string, summary: string) {
 }
 
 /**
- * The per-kind device calls of SPEC.md section 7: the same set under `/api/devices` (native) and
- * `/api/containers` (platform docker).
+ * The per-kind device calls of SPEC.md section 7: the same set under `/api/devices` (every agent, wherever it runs)
+ * and `/api/containers` (containers a container-engine connector exposes).
  */
 function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
   const base = kind === 'container' ? '/api/containers' : '/api/devices';
@@ -46,7 +46,12 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       auth: ['user', 'apiKey'],
       role: 'observer',
       summary: `List ${noun}s`,
-      description: 'Default: status accepted, sorted by last_seen descending. The total is in X-Total-Count.',
+      description:
+        (kind === 'container'
+          ? 'Containers that a container-engine connector exposes; an agent running inside a container is a ' +
+            'device and is listed under /api/devices. '
+          : 'Every registered agent, wherever it runs (info.platform says docker inside a container). ') +
+        'Default: status accepted, sorted by last_seen descending. The total is in X-Total-Count.',
       tags: [group],
       schema: {
         query: listQuery({

@@ -25,7 +25,10 @@ declare module '@gatehouse/core/hooks' {
   }
 }
 
-/** `/api/devices` lists native devices, `/api/containers` the same rows with platform docker. */
+/**
+ * `/api/devices` lists what agents register, wherever they run (`info.platform` says docker or native, for
+ * information only); `/api/containers` lists containers a container-engine connector exposes (none without one).
+ */
 export type DeviceKind = 'device' | 'container';
 
 export interface DeviceRow {
@@ -34,7 +37,7 @@ export interface DeviceRow {
   name: string;
   identity: { mac: string };
   info: { id: string; pretty_name: string; version: string; arch: string; platform: 'docker' | 'native' };
-  platform: 'docker' | 'native';
+  kind: DeviceKind;
   public_key: string;
   hostname: string;
   status: DeviceStatus;
@@ -102,8 +105,6 @@ const filterFields: Record<string, FilterField> = {
 
 const conflicts = { devices_accepted_name_key: ['name'] };
 
-const platformOf = (kind: DeviceKind) => (kind === 'container' ? 'docker' : 'native');
-
 /** The uid is stable for the same tenant, identity and public key, so an agent keeps its device across restarts. */
 export function deviceUidFor(tenantId: string, mac: string, publicKey: string): string {
   return createHash('sha256').update(`${tenantId}|${mac.toLowerCase()}|${publicKey.trim()}`).digest('hex');
@@ -170,10 +171,10 @@ export class DeviceService {
       `with durability as (select set_config('synchronous_commit', 'off', true)),
        ns as (select tenant_id, name from namespaces where tenant_id = :tenant),
        up as (
-         insert into devices (uid, tenant_id, name, identity, info, platform, public_key, hostname, remote_addr)
-         select :uid, ns.tenant_id, :name, :identity, :info, :platform, :publicKey, :hostname, :remoteAddr from ns
+         insert into devices (uid, tenant_id, name, identity, info, kind, public_key, hostname, remote_addr)
+         select :uid, ns.tenant_id, :name, :identity, :info, 'device', :publicKey, :hostname, :remoteAddr from ns
          on conflict (uid) do update set
-           info = excluded.info, platform = excluded.platform, hostname = excluded.hostname,
+           info = excluded.info, hostname = excluded.hostname,
            remote_addr = excluded.remote_addr, last_seen = now(),
            status = case when devices.status = 'removed' then 'pending' else devices.status end,
            status_update_at = case when devices.status = 'removed' then now() else devices.status_update_at end
@@ -185,7 +186,6 @@ export class DeviceService {
         name: defaultDeviceName(body.hostname, body.identity.mac),
         identity: JSON.stringify({ mac: body.identity.mac }),
         info: JSON.stringify(info),
-        platform: info.platform,
         publicKey: body.public_key.trim(),
         hostname: body.hostname.slice(0, 255),
         remoteAddr: remoteAddr.slice(0, 64),
@@ -222,7 +222,7 @@ export class DeviceService {
     const store = new TenantStore(this.db, tenantId);
     const filter = parseFilter(query.filter);
     const qb = this.select(store.table('devices'))
-      .where('devices.platform', platformOf(kind))
+      .where('devices.kind', kind)
       .where('devices.status', query.status);
     applyFilter(qb, filter, filterFields);
     const rows = await paginate<DeviceRow>(ctx, qb, query, {
@@ -330,7 +330,7 @@ export class DeviceService {
         const row = (await this.select(trx.table('devices')).where('devices.uid', uid).first()) as
           | DeviceRow
           | undefined;
-        if (!row || row.platform !== platformOf(kind)) throw new NotFound(kind);
+        if (!row || row.kind !== kind) throw new NotFound(kind);
         const used = await usage(trx);
         if (!acceptable(row, { max: ns.max_devices, used })) {
           throw new PaymentRequired(
@@ -410,7 +410,7 @@ export class DeviceService {
   async row(store: TenantStore, kind: DeviceKind, uid: string): Promise<DeviceRow> {
     const row = (await this.select(store.table('devices'))
       .where('devices.uid', uid)
-      .where('devices.platform', platformOf(kind))
+      .where('devices.kind', kind)
       .first()) as DeviceRow | undefined;
     if (!row) throw new NotFound(kind);
     return row;

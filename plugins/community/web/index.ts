@@ -11,7 +11,6 @@ export default defineWebModule({
   nav: [
     { to: '/', label: 'Home', icon: icons.home, order: 0 },
     { to: '/devices', label: 'Devices', icon: icons.devices, order: 10 },
-    { to: '/containers', label: 'Containers', icon: icons.containers, order: 20 },
     { to: '/sessions', label: 'Sessions', icon: icons.sessions, order: 30 },
     { to: '/public-keys', label: 'Public keys', icon: icons.key, section: 'manage', order: 40 },
     { to: '/firewall', label: 'Firewall rules', icon: icons.shield, section: 'manage', order: 50 },
@@ -36,6 +35,8 @@ export default defineWebModule({
       title: 'Terminal',
       component: page(() => import('./devices/terminal'), 'TerminalPage'),
     },
+    // Containers are what a container-engine connector exposes: the edition with connectors puts them in the
+    // navigation; an agent running inside a container is a device.
     {
       path: '/containers',
       title: 'Containers',

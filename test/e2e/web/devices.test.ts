@@ -74,7 +74,6 @@ describe('web console: a real device, accepted, reached and its session played b
   let keys: string;
   let agent: AgentProcess;
   let auth: { token: string; tenant: string; user: string };
-  let kind: 'devices' | 'containers';
   let uid: string;
 
   const api = async (p: string, init: RequestInit = {}) =>
@@ -111,34 +110,29 @@ describe('web console: a real device, accepted, reached and its session played b
   it('lists the registered agent as pending and accepts it', async () => {
     await agent.waitFor(/pending acceptance/);
     uid = await agent.uid();
-    // An agent inside a container registers as a container; the console shows it under that list.
-    kind = (await api(`/api/devices/${uid}`)).status === 200 ? 'devices' : 'containers';
-    const label = kind === 'devices' ? 'devices' : 'containers';
-    await page.goto(`${server.url}/${kind}/pending`);
-    const table = page.getByRole('table', { name: `Pending ${label}` });
+    // An agent is a device wherever it runs: in a container (this host has /.dockerenv) too.
+    await page.goto(`${server.url}/devices/pending`);
+    const table = page.getByRole('table', { name: 'Pending devices' });
     await table.getByText('edge-web').waitFor();
-    await expectAccessible(page, `pending ${label}`);
+    await expectAccessible(page, 'pending devices');
     await page.getByRole('button', { name: 'Accept edge-web' }).click();
     await page.getByText('edge-web accepted').waitFor();
     await page.getByText(`Nothing waiting`).waitFor();
-    await page.goto(`${server.url}/${kind}`);
-    await page
-      .getByRole('table', { name: `Accepted ${label}` })
-      .getByText('edge-web')
-      .waitFor();
-    await expectAccessible(page, `accepted ${label}`);
-    const device = (await (await api(`/api/${kind}/${uid}`)).json()) as { status: string };
+    await page.goto(`${server.url}/devices`);
+    await page.getByRole('table', { name: 'Accepted devices' }).getByText('edge-web').waitFor();
+    await expectAccessible(page, 'accepted devices');
+    const device = (await (await api(`/api/devices/${uid}`)).json()) as { status: string };
     expect(device.status).to.equal('accepted');
   });
 
   it('shows the device with a copyable ssh command once it is online', async () => {
     await eventually(
       async () =>
-        ((await (await api(`/api/${kind}/${uid}`)).json()) as { online: boolean }).online || undefined,
+        ((await (await api(`/api/devices/${uid}`)).json()) as { online: boolean }).online || undefined,
       'device online',
       30_000,
     );
-    await page.goto(`${server.url}/${kind === 'devices' ? 'device' : 'container'}/${uid}`);
+    await page.goto(`${server.url}/device/${uid}`);
     await page.getByRole('heading', { name: 'edge-web' }).waitFor();
     await page.getByText('Online').first().waitFor();
     const command = await page.getByLabel('ssh command', { exact: true }).inputValue();
@@ -223,7 +217,7 @@ describe('web console: a real device, accepted, reached and its session played b
   };
 
   it('tells the person when the device refuses the password, and lets them sign in again', async () => {
-    const devicePage = `${server.url}/${kind === 'devices' ? 'device' : 'container'}/${uid}`;
+    const devicePage = `${server.url}/device/${uid}`;
     await page.goto(devicePage);
     await page.getByRole('link', { name: 'Open terminal' }).click();
     await page.getByRole('heading', { name: 'Sign in to edge-web' }).waitFor();
@@ -370,9 +364,7 @@ describe('web console: a real device, accepted, reached and its session played b
       await table.getByRole('link', { name: 'edge-web' }).first().click();
       await page.getByRole('heading', { name: 'Session on edge-web' }).waitFor();
       const deviceLink = page.getByRole('link', { name: 'edge-web', exact: true });
-      expect(await deviceLink.getAttribute('href')).to.equal(
-        `/${kind === 'devices' ? 'device' : 'container'}/${uid}`,
-      );
+      expect(await deviceLink.getAttribute('href')).to.equal(`/device/${uid}`);
     } finally {
       await page.unroute(/\/api\/sessions(\/[0-9a-f-]+)?(\?|$)/, strip);
     }

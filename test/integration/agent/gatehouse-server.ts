@@ -5,12 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { definePlugin, Kernel } from '@gatehouse/core';
 import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
-import { deviceInfo } from '../../../agent/identity';
 import type { DeviceAuthRequest } from '../../../agent/registration';
 import { type ApiAnswer, defaultUser, dropDatabase, freshDatabase } from '../../support/server';
-
-/** Where the server lists this machine's agents: it reports docker inside a container, native elsewhere. */
-export const deviceKind = deviceInfo().platform === 'docker' ? '/api/containers' : '/api/devices';
 
 /**
  * The real Gatehouse server for the agent's integration tests: a kernel on loopback with its store kept on disk
@@ -114,14 +110,14 @@ export class GatehouseServer {
 
   /** The device as the API shows it. */
   async device(uid: string): Promise<Record<string, unknown> & { status: string; online: boolean }> {
-    const res = await this.api('GET', `${deviceKind}/${uid}`);
-    if (res.status !== 200) throw new Error(`GET ${deviceKind}/${uid} answered ${res.status}`);
+    const res = await this.api('GET', `/api/devices/${uid}`);
+    if (res.status !== 200) throw new Error(`GET /api/devices/${uid} answered ${res.status}`);
     return res.body;
   }
 
   /** Accepts, rejects or sets a device back to pending through the API, as a namespace owner does. */
   async setStatus(uid: string, status: 'accept' | 'reject' | 'pending'): Promise<void> {
-    const res = await this.api('PATCH', `${deviceKind}/${uid}/${status}`);
+    const res = await this.api('PATCH', `/api/devices/${uid}/${status}`);
     if (res.status !== 200)
       throw new Error(`${status} of ${uid} answered ${res.status}: ${JSON.stringify(res.body)}`);
   }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { AgentProcess } from './agent-process';
-import { deviceKind, GatehouseServer } from './gatehouse-server';
+import { GatehouseServer } from './gatehouse-server';
 
 /**
  * The agent program's own reactions (register, pending, accepted, rejected, unknown tenant, unreachable, restarted
@@ -129,7 +129,7 @@ describe('gatehouse-agent lifecycle against the real server', function () {
     const second = startAgent({ GATEHOUSE_PREFERRED_IDENTITY: 'id-1' });
     expect(await second.uid()).to.equal(uid);
     expect(new Set(callsOf('id-1').map((call) => call.public_key)).size).to.equal(1);
-    const pending = await server.api('GET', `${deviceKind}?status=pending&per_page=100`);
+    const pending = await server.api('GET', '/api/devices?status=pending&per_page=100');
     expect(
       pending.body.filter((d: { identity: { mac: string } }) => d.identity.mac === 'id-1'),
     ).to.have.length(1);

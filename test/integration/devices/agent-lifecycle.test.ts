@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { insideContainer } from '../../../agent/identity';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { AgentProcess, eventually } from './agent-process';
 
@@ -29,16 +30,9 @@ describe('devices: the lifecycle with real agents', function () {
     return a;
   };
 
-  /** The agent reports docker inside a container and native elsewhere; the device lives under that kind's path. */
-  const base = async (uid: string) => {
-    for (const kind of ['/api/devices', '/api/containers']) {
-      const res = await server.api('GET', `${kind}/${uid}`, { token: me.token });
-      if (res.status === 200) return kind;
-    }
-    throw new Error(`device ${uid} is in neither list`);
-  };
-  const device = async (uid: string) =>
-    (await server.api('GET', `${await base(uid)}/${uid}`, { token: me.token })).body;
+  // An agent is a device wherever it runs: inside a container too (issue 12, item 2).
+  const kind = '/api/devices';
+  const device = async (uid: string) => (await server.api('GET', `${kind}/${uid}`, { token: me.token })).body;
 
   before(async () => {
     server = await startServer();
@@ -61,7 +55,6 @@ describe('devices: the lifecycle with real agents', function () {
     expect(pending).to.include({ status: 'pending', name: 'edge-1', online: false, acceptable: true });
     expect(pending.identity.mac).to.equal('02:00:00:00:00:01');
     expect(pending.namespace).to.equal('ada');
-    const kind = await base(uid);
     const list = await server.api('GET', `${kind}?status=pending`, { token: me.token });
     expect(list.body.map((d: { uid: string }) => d.uid)).to.deep.equal([uid]);
     expect(list.headers.get('x-total-count')).to.equal('1');
@@ -108,7 +101,6 @@ describe('devices: the lifecycle with real agents', function () {
         return p.uid();
       }),
     );
-    const kind = await base(uids[0] as string);
     const [one, two, three] = uids as [string, string, string];
     const first = (await server.api('GET', `${kind}?status=rejected`, { token: me.token })).body[0].uid;
 
@@ -142,5 +134,47 @@ describe('devices: the lifecycle with real agents', function () {
     await eventually(async () => ((await device(two)).status === 'pending' ? true : undefined), 'pending');
     expect((await device(two)).acceptable).to.equal(false);
     expect((await server.api('PATCH', `${kind}/${two}/accept`, { token: me.token })).status).to.equal(402);
+  });
+
+  it('lists an agent running inside a container as a device: Devices, Home and the limit agree (issue 12, item 2)', async () => {
+    await server.kernel.container.cradle.namespaces.setMaxDevices(me.tenant, -1);
+    const here = agent(5);
+    await here.waitFor(/pending acceptance/);
+    const uid = await here.uid();
+    const total = async (list: string) =>
+      Number((await server.api('GET', list, { token: me.token })).headers.get('x-total-count'));
+
+    // What the agent says about where it runs is information only: docker on a host with /.dockerenv.
+    const shown = await device(uid);
+    expect(shown.info.platform).to.equal(insideContainer() ? 'docker' : 'native');
+    if (existsSync('/.dockerenv')) expect(shown.info.platform).to.equal('docker');
+    const pending = await server.api('GET', '/api/devices?status=pending&per_page=100', { token: me.token });
+    expect(pending.body.map((d: { uid: string }) => d.uid)).to.include(uid);
+    // Containers are what a container-engine connector exposes; the community edition has none.
+    expect((await server.api('GET', `/api/containers/${uid}`, { token: me.token })).status).to.equal(404);
+    for (const status of ['pending', 'accepted', 'rejected', 'removed']) {
+      expect(await total(`/api/containers?status=${status}`), status).to.equal(0);
+    }
+    // Home's counts are the Devices screen's totals.
+    const stats = (await server.api('GET', '/api/stats', { token: me.token })).body;
+    expect(stats.pending_devices).to.equal(await total('/api/devices?status=pending'));
+    expect(stats.registered_devices).to.equal(await total('/api/devices?status=accepted'));
+
+    // The device limit counts exactly what Devices shows: at the limit, this device is the one refused.
+    await server.kernel.container.cradle.namespaces.setMaxDevices(me.tenant, stats.registered_devices);
+    expect((await device(uid)).acceptable).to.equal(false);
+    const refused = await server.api('PATCH', `/api/devices/${uid}/accept`, { token: me.token });
+    expect(refused.status).to.equal(402);
+    await server.kernel.container.cradle.namespaces.setMaxDevices(me.tenant, stats.registered_devices + 1);
+    expect((await device(uid)).acceptable).to.equal(true);
+    expect((await server.api('PATCH', `/api/devices/${uid}/accept`, { token: me.token })).status).to.equal(
+      200,
+    );
+    await here.waitFor(/online: device edge-5/);
+    await eventually(async () => ((await device(uid)).online ? true : undefined), 'device online');
+    const after = (await server.api('GET', '/api/stats', { token: me.token })).body;
+    expect(after.registered_devices).to.equal(await total('/api/devices?status=accepted'));
+    expect(after.online_devices).to.be.at.least(1);
+    await here.stop();
   });
 });

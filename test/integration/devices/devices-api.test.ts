@@ -230,18 +230,46 @@ describe('devices: the API', function () {
     expect((await api('GET', `/api/devices/${e.uid}`)).body.tags).to.deep.equal(['staging']);
   });
 
-  it('keeps containers under /api/containers with the same calls', async () => {
-    const c = await register(me.tenant, 80, { hostname: 'box', platform: 'docker' });
-    expect((await api('GET', `/api/devices/${c.uid}`)).status).to.equal(404);
-    const pending = await api('GET', '/api/containers?status=pending');
-    expect(pending.body.map((x: { uid: string }) => x.uid)).to.deep.equal([c.uid]);
-    expect((await api('PATCH', `/api/containers/${c.uid}/accept`)).status).to.equal(200);
-    expect((await api('PUT', `/api/containers/${c.uid}`, { name: 'box-2' })).body.name).to.equal('box-2');
-    expect((await api('POST', `/api/containers/${c.uid}/tags`, { tag: 'docker' })).status).to.equal(200);
+  it('lists an agent that reports docker as a device; /api/containers holds only connector containers', async () => {
+    const d = await register(me.tenant, 80, { hostname: 'box', platform: 'docker' });
+    expect((await api('GET', `/api/containers/${d.uid}`)).status).to.equal(404);
+    const asDevice = await api('GET', `/api/devices/${d.uid}`);
+    expect(asDevice.status).to.equal(200);
+    expect(asDevice.body.info.platform).to.equal('docker');
+    const pending = await api('GET', '/api/devices?status=pending&per_page=100');
+    expect(pending.body.map((x: { uid: string }) => x.uid)).to.include(d.uid);
+    expect((await api('GET', '/api/containers?status=pending')).body).to.deep.equal([]);
+    expect((await api('PATCH', `/api/containers/${d.uid}/accept`)).status).to.equal(404);
+    expect((await api('DELETE', `/api/devices/${d.uid}`)).status).to.equal(200);
+
+    // A container a container-engine connector exposes (the enterprise edition writes these rows): the same calls.
+    const db = server.kernel.container.cradle.db;
+    const c = 'c0'.repeat(32);
+    await db('devices').insert({
+      uid: c,
+      tenant_id: me.tenant,
+      name: 'web-1',
+      kind: 'container',
+      identity: JSON.stringify({ mac: '02:42:ac:11:00:02' }),
+      info: JSON.stringify({
+        id: 'alpine',
+        pretty_name: 'Alpine',
+        version: '1',
+        arch: 'amd64',
+        platform: 'docker',
+      }),
+      public_key: 'connector-key',
+    });
+    expect((await api('GET', `/api/devices/${c}`)).status).to.equal(404);
+    const waiting = await api('GET', '/api/containers?status=pending');
+    expect(waiting.body.map((x: { uid: string }) => x.uid)).to.deep.equal([c]);
+    expect((await api('PATCH', `/api/containers/${c}/accept`)).status).to.equal(200);
+    expect((await api('PUT', `/api/containers/${c}`, { name: 'web-2' })).body.name).to.equal('web-2');
+    expect((await api('POST', `/api/containers/${c}/tags`, { tag: 'docker' })).status).to.equal(200);
     const listed = await api('GET', '/api/containers');
-    expect(listed.body[0]).to.include({ uid: c.uid, status: 'accepted', name: 'box-2' });
+    expect(listed.body[0]).to.include({ uid: c, status: 'accepted', name: 'web-2' });
     expect(listed.body[0].info.platform).to.equal('docker');
-    expect((await api('DELETE', `/api/containers/${c.uid}`)).status).to.equal(200);
+    expect((await api('DELETE', `/api/containers/${c}`)).status).to.equal(200);
   });
 
   it('counts stats across devices and containers', async () => {

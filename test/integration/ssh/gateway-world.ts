@@ -50,8 +50,6 @@ export class GatewayWorld {
   agent!: AgentProcess;
   deviceUid!: string;
   readonly deviceName: string;
-  /** `devices` or `containers`: where the API lists this agent (an agent in a container is a container). */
-  deviceKind = 'devices';
 
   private constructor(deviceName: string) {
     this.deviceName = deviceName;
@@ -68,7 +66,7 @@ export class GatewayWorld {
     world.namespace = ns.body?.name ?? (await world.namespaceName());
     world.agent = world.startAgent();
     world.deviceUid = await world.waitForDevice('pending');
-    const accepted = await world.api('PATCH', `/api/${world.deviceKind}/${world.deviceUid}/accept`);
+    const accepted = await world.api('PATCH', `/api/devices/${world.deviceUid}/accept`);
     if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
     await world.waitOnline();
     return world;
@@ -100,16 +98,11 @@ export class GatewayWorld {
 
   async waitForDevice(status: string, name = this.deviceName): Promise<string> {
     for (let i = 0; i < 200; i++) {
-      // An agent in a container registers as a container: look in both lists.
-      for (const kind of ['devices', 'containers']) {
-        const res = await this.api('GET', `/api/${kind}?status=${status}&per_page=100`);
-        const list = Array.isArray(res.body) ? (res.body as { uid: string; name: string }[]) : [];
-        const found = list.find((d) => d.name === name);
-        if (found) {
-          this.deviceKind = kind;
-          return found.uid;
-        }
-      }
+      // An agent is a device wherever it runs, in a container too (issue 12, item 2).
+      const res = await this.api('GET', `/api/devices?status=${status}&per_page=100`);
+      const list = Array.isArray(res.body) ? (res.body as { uid: string; name: string }[]) : [];
+      const found = list.find((d) => d.name === name);
+      if (found) return found.uid;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`device ${name} never showed as ${status}`);

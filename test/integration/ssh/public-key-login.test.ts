@@ -6,7 +6,7 @@ describe('ssh through the gateway: public-key sign-in and its filters', function
   let world: GatewayWorld;
   before(async () => {
     world = await GatewayWorld.start({ deviceName: 'keyed-device' });
-    const tags = await world.api('PUT', `/api/${world.deviceKind}/${world.deviceUid}/tags`, {
+    const tags = await world.api('PUT', `/api/devices/${world.deviceUid}/tags`, {
       tags: ['prod'],
     });
     expect(tags.status).to.equal(200);

@@ -118,7 +118,7 @@ describe('ssh through the gateway: clear refusals and the firewall', function ()
     // A tag filter: the rule applies only to devices carrying the tag.
     await world.api('PUT', `/api/firewall/rules/${deny}`, { source_ip: '.*', filter: { tags: ['locked'] } });
     expect((await attempt(world.target('admin'))).code).to.equal(0);
-    await world.api('PUT', `/api/${world.deviceKind}/${world.deviceUid}/tags`, { tags: ['locked'] });
+    await world.api('PUT', `/api/devices/${world.deviceUid}/tags`, { tags: ['locked'] });
     expect((await attempt(world.target('admin'))).stderr).to.contain('denies this connection');
     await world.api('DELETE', `/api/firewall/rules/${deny}`);
     await world.api('DELETE', `/api/firewall/rules/${allowRoot}`);

@@ -86,14 +86,15 @@ describe('sessions: the device in each answer, and active sessions in the stats'
     const uid = await register(me.tenant);
     expect((await api('PATCH', `/api/devices/${uid}/accept`)).status).to.equal(200);
     expect((await api('POST', `/api/devices/${uid}/tags`, { tag: 'prod' })).status).to.equal(200);
-    const container = await register(me.tenant, { platform: 'docker' });
+    // An agent inside a container is a device too (issue 12, item 2).
+    const inDocker = await register(me.tenant, { platform: 'docker' });
     const s1 = await open(me.tenant, uid);
-    const s2 = await open(me.tenant, container);
+    const s2 = await open(me.tenant, inDocker);
 
     const device = (await api('GET', `/api/devices/${uid}`)).body;
-    const asContainer = (await api('GET', `/api/containers/${container}`)).body;
+    const dockerDevice = (await api('GET', `/api/devices/${inDocker}`)).body;
     expect(device).to.include({ uid, status: 'accepted' });
-    expect(asContainer).to.include({ uid: container, status: 'pending' });
+    expect(dockerDevice).to.include({ uid: inDocker, status: 'pending' });
 
     const one = await api('GET', `/api/sessions/${s1}`);
     expect(one.status).to.equal(200);
@@ -104,7 +105,7 @@ describe('sessions: the device in each answer, and active sessions in the stats'
     expect(list.status).to.equal(200);
     const byUid = new Map((list.body as { uid: string; device: unknown }[]).map((s) => [s.uid, s.device]));
     expect(byUid.get(s1)).to.deep.equal(device);
-    expect(byUid.get(s2)).to.deep.equal(asContainer);
+    expect(byUid.get(s2)).to.deep.equal(dockerDevice);
   });
 
   it('answers device null once the device is deleted, removed or gone, never a 500', async () => {

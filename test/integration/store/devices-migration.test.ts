@@ -4,6 +4,7 @@ import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as devices from '../../../migrations/community/20261121002000_devices';
+import * as devicesKind from '../../../migrations/community/20261201000000_devices_kind';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /** The devices and tunnels migration: up with rows and its constraints, then down and up again. */
@@ -53,7 +54,7 @@ describe('store migrations: devices and tunnels', () => {
     const row = await db('devices')
       .where({ uid: uid('a') })
       .first();
-    expect(row).to.include({ status: 'pending', connected: false, public_url: false, platform: 'native' });
+    expect(row).to.include({ status: 'pending', connected: false, public_url: false, kind: 'device' });
     expect(row.tags).to.deep.equal([]);
     expect(row.identity).to.deep.equal({ mac: '02:00:00:00:00:0a' });
 
@@ -98,11 +99,64 @@ describe('store migrations: devices and tunnels', () => {
     expect(await db('tunnels')).to.deep.equal([]);
   });
 
+  it('files every agent, one in a container too, as a device, and goes back (issue 12, item 2)', async () => {
+    await devicesKind.down(db);
+    // Rows as the old split wrote them: an agent inside Docker reported docker and was filed under containers.
+    const docker = (c: string) =>
+      device(c, {
+        platform: 'docker',
+        info: JSON.stringify({
+          id: 'alpine',
+          pretty_name: 'Alpine',
+          version: '1',
+          arch: 'amd64',
+          platform: 'docker',
+        }),
+      });
+    await db('devices').insert([docker('f'), device('9', { platform: 'native' })]);
+    await devicesKind.up(db);
+    const rows = (await db('devices')
+      .whereIn('uid', [uid('f'), uid('9')])
+      .orderBy('uid')) as {
+      uid: string;
+      kind: string;
+      info: { platform: string };
+    }[];
+    expect(rows.map((r) => [r.uid, r.kind, r.info.platform])).to.deep.equal([
+      [uid('9'), 'device', 'native'],
+      [uid('f'), 'device', 'docker'],
+    ]);
+    expect((await db('devices').insert(device('8')).returning('kind'))[0].kind).to.equal('device');
+    const bad = await db('devices')
+      .insert(device('7', { kind: 'docker' }))
+      .catch((e) => e);
+    expect(bad).to.include({ code: '23514' });
+    // Down restores the platform split from what each agent reported.
+    await devicesKind.down(db);
+    expect(
+      (
+        await db('devices')
+          .where({ uid: uid('f') })
+          .first()
+      ).platform,
+    ).to.equal('docker');
+    expect(
+      (
+        await db('devices')
+          .where({ uid: uid('9') })
+          .first()
+      ).platform,
+    ).to.equal('native');
+    await devicesKind.up(db);
+  });
+
   it('goes down and up again', async () => {
+    await devicesKind.down(db);
     await devices.down(db);
     expect(await db.schema.hasTable('devices')).to.equal(false);
     expect(await db.schema.hasTable('tunnels')).to.equal(false);
     await devices.up(db);
+    await devicesKind.up(db);
     expect(await db.schema.hasTable('tunnels')).to.equal(true);
     await db('devices').insert(device('e'));
     await db('namespaces').where({ tenant_id: tenant }).delete();

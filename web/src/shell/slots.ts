@@ -34,6 +34,8 @@ export interface SettingsTab {
 
 export interface DeviceActionContext {
   device: Device;
+  /** The console path of this device's page (`/device/<uid>` or `/container/<uid>`). */
+  detailsPath: string;
   api: ApiClient;
   refresh: () => void;
 }

@@ -298,7 +298,13 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
               </Button>
             ) : null}
             {actions.map((a) => (
-              <a.component key={a.id} device={d} api={api} refresh={device.reload} />
+              <a.component
+                key={a.id}
+                device={d}
+                detailsPath={kind.detailsPath(d.uid)}
+                api={api}
+                refresh={device.reload}
+              />
             ))}
             <Button onClick={() => setDialog({ kind: 'rename', device: d })}>Rename</Button>
             <Button onClick={() => setDialog({ kind: 'tags', device: d })}>Edit tags</Button>

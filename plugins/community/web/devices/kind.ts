@@ -1,6 +1,7 @@
 import type { CallName } from '@gatehouse/web/shell';
 
-// Devices and containers share one shape and one set of calls (SPEC.md section 7); a kind names which.
+// Devices and containers share one shape and one set of calls (SPEC.md section 7); a kind names which. Every agent
+// is a device, wherever it runs; containers are what a container-engine connector exposes.
 export interface DeviceKind {
   noun: string;
   plural: string;
@@ -48,8 +49,3 @@ export const containerKind: DeviceKind = {
     tags: 'setContainerTags',
   },
 };
-
-/** The server lists a device under /api/containers when its agent reports the docker platform. */
-export function kindOf(device: { info?: { platform?: string } | null }): DeviceKind {
-  return device.info?.platform === 'docker' ? containerKind : deviceKind;
-}

@@ -195,7 +195,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
                 <Link
                   className="btn btn-sm"
                   to={`/device/${d.uid}/terminal`}
-                  aria-label={`Open a terminal on ${d.name}`}
+                  aria-label={`Connect to ${d.name}`}
                   aria-disabled={!d.online || undefined}
                 >
                   {icons.terminal} Connect
@@ -327,8 +327,8 @@ function ListPage({ kind, params }: { kind: DeviceKind; params: Record<string, s
         title={kind.plural}
         description={
           kind === deviceKind
-            ? 'Machines whose agent has registered with this namespace.'
-            : 'Containers reported by agents running on container engines.'
+            ? 'Machines whose agent has registered with this namespace, wherever the agent runs (a host, a VM or a container).'
+            : 'Containers that a container-engine connector exposes. An agent running inside a container is listed under Devices.'
         }
       />
       <nav className="tabs" aria-label={`${kind.plural} by status`}>

@@ -75,13 +75,15 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   );
   const deviceUid = session.data?.device_uid;
   const looked = useResource(async () => {
-    // A device given in the answer is used as is; it is looked up only when missing (a deleted device, or a
-    // server that leaves it out), so its name and kind (device or container) are still known when possible.
-    const given = session.data?.device;
-    if (!deviceUid || given?.info) return given ?? null;
-    for (const call of ['getDevice', 'getContainer'] as const) {
+    // The device is looked up by uid, devices first, so its kind (an agent's device, or a container a
+    // connector exposes) is known for the link, and its name even when the answer leaves it out.
+    if (!deviceUid) return null;
+    for (const [call, path] of [
+      ['getDevice', '/device/'],
+      ['getContainer', '/container/'],
+    ] as const) {
       try {
-        return await api.call<Device>(call, { params: { uid: deviceUid } });
+        return { device: await api.call<Device>(call, { params: { uid: deviceUid } }), path };
       } catch {
         // Not of this kind, or removed since.
       }
@@ -91,9 +93,8 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   if (session.error) return <ErrorState message={session.error} onRetry={session.reload} />;
   if (!session.data) return <Loading />;
   const s = session.data;
-  const device = looked.data ?? s.device ?? undefined;
-  const devicePath =
-    device?.info?.platform === 'docker' ? `/container/${s.device_uid}` : `/device/${s.device_uid}`;
+  const device = s.device ?? looked.data?.device ?? undefined;
+  const devicePath = `${looked.data?.path ?? '/device/'}${s.device_uid}`;
   const events = s.events?.items ?? [];
   const seats = s.events?.seats && s.events.seats.length > 0 ? s.events.seats : [0];
   return (
