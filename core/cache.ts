@@ -12,6 +12,8 @@ export interface Cache {
   /** Sets only when absent; true when this call set it. */
   setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean>;
   del(key: string): Promise<void>;
+  /** Reads and deletes a value in one step: of callers racing for one key, exactly one gets it (single-use). */
+  take(key: string): Promise<string | null>;
   /** Increments a counter, (re)arming its expiry, and returns the new value. */
   incr(key: string, ttlSeconds: number): Promise<number>;
   /** Remaining lifetime in seconds; -1 without expiry, -2 when absent. */
@@ -80,6 +82,9 @@ class RedisCache implements Cache {
   }
   async del(key: string) {
     await this.redis.del(key);
+  }
+  take(key: string) {
+    return this.redis.getdel(key);
   }
   async incr(key: string, ttlSeconds: number) {
     const [[, n]] = (await this.redis.multi().incr(key).expire(key, ttlSeconds).exec()) as [[null, number]];
@@ -158,6 +163,11 @@ class MemoryCache implements Cache {
   }
   async del(key: string) {
     this.entries.delete(key);
+  }
+  async take(key: string) {
+    const value = this.live(key)?.value ?? null;
+    this.entries.delete(key);
+    return value;
   }
   async incr(key: string, ttlSeconds: number) {
     const n = Number(this.live(key)?.value ?? 0) + 1;

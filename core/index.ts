@@ -2,7 +2,7 @@
  * The Gatehouse kernel's public surface for plugin authors: the plugin manifest, routes as data, the error
  * taxonomy, callers and roles, hooks, lists, and the tenant-scoped store.
  */
-export type { AuthKind, Caller } from './auth/caller';
+export type { AuthKind, Caller, UserCaller } from './auth/caller';
 export { callerRole, callerTenant } from './auth/caller';
 export { burnPasswordCheck, hashPassword, secretsEqual, verifyPassword } from './auth/password';
 export { isRole, type Role, roleAtLeast, roles } from './auth/roles';

@@ -86,7 +86,14 @@ async function sshEcho(port: number, target: string, count: number): Promise<num
 
 /** Echo round trips of `count` keys over GET /ws/ssh from Node, the console's protocol without a browser. */
 async function socketEcho(base: string, token: string, target: string, count: number): Promise<number[]> {
-  const query = new URLSearchParams({ token, target, cols: '120', rows: '40' });
+  const issued = await fetch(`${base}/api/terminal/tickets`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ target }),
+  });
+  if (!issued.ok) throw new Error(`POST /api/terminal/tickets answered ${issued.status}`);
+  const { ticket } = (await issued.json()) as { ticket: string };
+  const query = new URLSearchParams({ ticket, cols: '120', rows: '40' });
   const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/ws/ssh?${query.toString()}`);
   let out = '';
   let waiter: (() => void) | undefined;

@@ -3,18 +3,21 @@ import type { Role } from './roles';
 /** Who is making a request, resolved once per request and held in its scope. */
 export type Caller =
   | { kind: 'anonymous' }
-  | {
-      kind: 'user';
-      userId: string;
-      username: string;
-      /** The namespace the token is scoped to, if any. */
-      tenantId: string | undefined;
-      /** Read fresh from the membership on each request (a removed member loses access at once). */
-      role: Role | undefined;
-    }
+  | UserCaller
   | { kind: 'apiKey'; keyId: string; tenantId: string; role: Role; createdBy: string }
   | { kind: 'device'; uid: string; tenantId: string }
   | { kind: 'internal' };
+
+/** A signed-in person, from a user token. */
+export interface UserCaller {
+  kind: 'user';
+  userId: string;
+  username: string;
+  /** The namespace the token is scoped to, if any. */
+  tenantId: string | undefined;
+  /** Read fresh from the membership on each request (a removed member loses access at once). */
+  role: Role | undefined;
+}
 
 /** Caller kinds a route may accept. `none` is written out, never implied (deny by default). */
 export type AuthKind = 'none' | 'user' | 'apiKey' | 'device' | 'internal';

@@ -1,4 +1,4 @@
-import { definePlugin, Unauthorized } from '@gatehouse/core';
+import { definePlugin } from '@gatehouse/core';
 import { asClass } from 'awilix';
 import { agentDistRoutes } from './agentdist/routes';
 import { resolveApiKey } from './apikeys/service';
@@ -43,23 +43,8 @@ export default definePlugin({
     registerSessionStats(ctx);
     ctx.resolvers({
       apiKey: (key) => resolveApiKey(ctx.resolve('db'), key),
-      // The role is read fresh on each request: a removed member loses access at once, and a password change
-      // invalidates tokens issued before it.
-      user: async (claims) => {
-        const users = ctx.resolve('users');
-        const user = await users.get(claims.sub).catch(() => undefined);
-        if (!user) throw new Unauthorized();
-        const changed = new Date(user.password_changed_at).getTime();
-        if (typeof claims.pwd !== 'number' || claims.pwd < changed) throw new Unauthorized();
-        const role = claims.tenant ? await users.membership(user.id, claims.tenant) : undefined;
-        return {
-          kind: 'user',
-          userId: user.id,
-          username: user.username,
-          tenantId: role ? claims.tenant : undefined,
-          role,
-        };
-      },
+      // One check for every entry point that takes a user token (the REST calls and the web terminal's tickets).
+      user: (claims) => ctx.resolve('users').callerFor(claims),
     });
   },
   async boot(ctx) {

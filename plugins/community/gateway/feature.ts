@@ -1,5 +1,5 @@
 import type { RegisterContext } from '@gatehouse/core';
-import { asClass } from 'awilix';
+import { asClass, asValue } from 'awilix';
 import { firewallRoutes } from '../firewall/routes';
 import { FirewallService } from '../firewall/service';
 import { sessionRoutes } from '../sessions/routes';
@@ -9,6 +9,7 @@ import { sshkeyRoutes } from '../sshkeys/routes';
 import { PublicKeyService } from '../sshkeys/service';
 import { GatewayService } from './connector';
 import { LiveSessions } from './live';
+import { TerminalTickets, terminalTicketRoutes } from './terminal-tickets';
 import { WebTerminal } from './web-terminal';
 
 declare module '@gatehouse/core/cradle' {
@@ -21,6 +22,7 @@ declare module '@gatehouse/core/cradle' {
     firewall: FirewallService;
     /** Signs agents' gateway-key blobs (`POST /api/auth/ssh`). */
     gatewaySigner: GatewaySigner;
+    terminalTickets: TerminalTickets;
   }
 }
 
@@ -38,11 +40,12 @@ export function registerGateway(ctx: RegisterContext): void {
     publicKeys: asClass(PublicKeyService).singleton(),
     firewall: asClass(FirewallService).singleton(),
     gatewaySigner: asClass(GatewaySigner).singleton(),
+    terminalTickets: asValue(new TerminalTickets(() => ctx.resolve('cache'))),
   });
-  ctx.routes([...sshkeyRoutes, ...firewallRoutes, ...sessionRoutes]);
+  ctx.routes([...sshkeyRoutes, ...firewallRoutes, ...sessionRoutes, ...terminalTicketRoutes]);
   const terminal = new WebTerminal({
     gateway: () => ctx.resolve('gatewayConnector'),
-    tokens: () => ctx.resolve('tokens'),
+    tickets: () => ctx.resolve('terminalTickets'),
     users: () => ctx.resolve('users'),
     preAuthSeconds: ctx.config.ssh.preAuthTimeout,
     log: ctx.log.child({ part: 'web-terminal' }),

@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger, TokenService } from '@gatehouse/core';
+import type { Logger } from '@gatehouse/core';
 import type ssh2 from 'ssh2';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { UserService } from '../users/service';
 import { type Admission, admit } from './admission';
 import type { GatewayService } from './connector';
+import type { TerminalTickets } from './terminal-tickets';
 import { UpstreamRefused } from './upstream';
 
 export const WEB_TERMINAL_PATH = '/ws/ssh';
@@ -28,8 +29,10 @@ function refuse(socket: Duplex, status: number, message: string): void {
 }
 
 /**
- * The web terminal's server end (`GET /ws/ssh?token=&target=&cols=&rows=`, session type `web`): the user's token
- * is checked before the upgrade, the first text frame `{type:'auth', password}` signs in to the device as an SSH
+ * The web terminal's server end (`GET /ws/ssh?ticket=&cols=&rows=`, session type `web`). The ticket, from
+ * `POST /api/terminal/tickets`, names the user, namespace and target; before the upgrade it is redeemed (once)
+ * and its user goes through the same token check as every REST call (account, password-change stamp, membership).
+ * The first text frame `{type:'auth', password}` signs in to the device as an SSH
  * password would, then binary frames carry the terminal both ways and `{type:'resize', cols, rows}` changes its
  * size. The gateway answers `{type:'error', message}` or `{type:'exit', code}` before it closes.
  */
@@ -44,7 +47,7 @@ export class WebTerminal {
   constructor(
     private readonly deps: {
       gateway: () => GatewayService;
-      tokens: () => TokenService;
+      tickets: () => TerminalTickets;
       users: () => UserService;
       preAuthSeconds: number;
       log: Logger;
@@ -54,21 +57,26 @@ export class WebTerminal {
   readonly upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (url.pathname !== WEB_TERMINAL_PATH) return false;
-    const target = url.searchParams.get('target') ?? '';
-    const claims = await this.deps
-      .tokens()
-      .verify(url.searchParams.get('token') ?? '')
-      .catch(() => undefined);
-    if (claims?.kind !== 'user' || !claims.tenant) {
-      refuse(socket, 401, 'missing or malformed jwt or API token');
+    const grant = await this.deps.tickets().redeem(url.searchParams.get('ticket') ?? '');
+    if (!grant) {
+      refuse(socket, 401, 'missing, used or expired ticket; POST /api/terminal/tickets gives one');
       return true;
     }
-    const role = await this.deps.users().membership(claims.sub, claims.tenant);
-    if (!role) {
+    // The ticket stands for the token it was issued to: a password change or a disabled account since then voids
+    // it, exactly as it voids the token on REST calls.
+    const caller = await this.deps
+      .users()
+      .callerFor({ kind: 'user', sub: grant.sub, tenant: grant.tenant, pwd: grant.issued })
+      .catch(() => undefined);
+    if (!caller) {
+      refuse(socket, 401, 'the sign-in behind this ticket is no longer valid');
+      return true;
+    }
+    if (!caller.role || caller.tenantId !== grant.tenant) {
       refuse(socket, 403, 'not a member of this namespace');
       return true;
     }
-    const tenant = claims.tenant;
+    const { target, tenant } = grant;
     const cols = size(url.searchParams.get('cols'), 80);
     const rows = size(url.searchParams.get('rows'), 24);
     const ip = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');

@@ -9,7 +9,10 @@ import {
   isRole,
   NotFound,
   type Role,
+  type TokenClaims,
   type TokenService,
+  Unauthorized,
+  type UserCaller,
   verifyPassword,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
@@ -100,6 +103,27 @@ export class UserService {
       .whereRaw('lower(username) = lower(?)', [identifier])
       .orWhereRaw('lower(email) = lower(?)', [identifier])
       .first();
+  }
+
+  /**
+   * The one check of a verified user token, for every entry point that takes one: the account exists and is not
+   * disabled, the token was issued after the last password change (a change signs out every older token), and the
+   * role in the token's namespace is read fresh (a removed member loses access at once).
+   */
+  async callerFor(claims: TokenClaims): Promise<UserCaller> {
+    if (claims.kind !== 'user') throw new Unauthorized();
+    const user = await this.get(claims.sub).catch(() => undefined);
+    if (!user || user.status === 'disabled') throw new Unauthorized();
+    const changed = new Date(user.password_changed_at).getTime();
+    if (typeof claims.pwd !== 'number' || claims.pwd < changed) throw new Unauthorized();
+    const role = claims.tenant ? await this.membership(user.id, claims.tenant) : undefined;
+    return {
+      kind: 'user',
+      userId: user.id,
+      username: user.username,
+      tenantId: role ? claims.tenant : undefined,
+      role,
+    };
   }
 
   async get(id: string): Promise<UserRow> {

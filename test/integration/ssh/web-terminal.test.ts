@@ -56,11 +56,21 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
     await world?.stop();
   });
 
-  const url = (token: string, target: string) =>
-    `${world.server.url.replace('http', 'ws')}/ws/ssh?${new URLSearchParams({ token, target, cols: '90', rows: '20' })}`;
+  const socketUrl = (query: Record<string, string>) =>
+    `${world.server.url.replace('http', 'ws')}/ws/ssh?${new URLSearchParams({ cols: '90', rows: '20', ...query })}`;
+  const ticketFor = async (token: string, target: string) => {
+    const res = await world.server.api('POST', '/api/terminal/tickets', { token, body: { target } });
+    return res;
+  };
+  /** What the console does: trade the token for a ticket, then open the socket with the ticket. */
+  const url = async (token: string, target: string) => {
+    const res = await ticketFor(token, target);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return socketUrl({ ticket: res.body.ticket });
+  };
 
   it('signs in with the device password, runs commands, resizes and reports the exit status', async () => {
-    const client = new WebTerminalClient(url(world.owner.token, world.target()));
+    const client = new WebTerminalClient(await url(world.owner.token, world.target()));
     await client.opened;
     client.control({ type: 'auth', password: DEVICE_PASSWORD });
     await client.waitFor(/[#$] $/);
@@ -82,25 +92,84 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
   });
 
   it('answers a wrong password with an error frame, and a bad token with 401 before the upgrade', async () => {
-    const client = new WebTerminalClient(url(world.owner.token, world.target()));
+    const client = new WebTerminalClient(await url(world.owner.token, world.target()));
     await client.opened;
     client.control({ type: 'auth', password: 'wrong-password' });
     const closed = await client.closed;
     expect(closed.code).to.equal(4000);
     expect(client.controls).to.deep.include({ type: 'error', message: 'wrong user name or password' });
 
-    const stranger = new WebTerminalClient(url('not-a-token', world.target()));
-    await stranger.closed;
-    expect(stranger.httpStatus).to.equal(401);
+    const stranger = await ticketFor('not-a-token', world.target());
+    expect(stranger.status).to.equal(401);
+    const forged = new WebTerminalClient(socketUrl({ ticket: 'A'.repeat(43) }));
+    await forged.closed;
+    expect(forged.httpStatus).to.equal(401);
+  });
+
+  it('keeps the token out of the URL: a token there opens nothing, and a ticket opens one socket only', async () => {
+    const withToken = new WebTerminalClient(socketUrl({ token: world.owner.token, target: world.target() }));
+    await withToken.closed;
+    expect(withToken.httpStatus).to.equal(401);
+
+    const ticket = (await ticketFor(world.owner.token, world.target())).body.ticket as string;
+    expect(ticket).to.match(/^[A-Za-z0-9_-]{43}$/);
+    expect(ticket).to.not.include(world.owner.token.slice(0, 20));
+    const first = new WebTerminalClient(socketUrl({ ticket }));
+    await first.opened;
+    const again = new WebTerminalClient(socketUrl({ ticket }));
+    await again.closed;
+    expect(again.httpStatus).to.equal(401);
+    first.ws.close();
+    await first.closed;
+  });
+
+  it('asks for a target and nothing else', async () => {
+    const none = await world.server.api('POST', '/api/terminal/tickets', {
+      token: world.owner.token,
+      body: {},
+    });
+    expect(none.status).to.equal(400);
+    expect(none.body).to.deep.equal(['target']);
+    const extra = await world.server.api('POST', '/api/terminal/tickets', {
+      token: world.owner.token,
+      body: { target: world.target(), tenant: 'other' },
+    });
+    expect(extra.status).to.equal(400);
+    expect(extra.body).to.deep.equal(['tenant']);
   });
 
   it('says an unknown device is unknown', async () => {
-    const client = new WebTerminalClient(url(world.owner.token, world.target('root', 'absent')));
+    const client = new WebTerminalClient(await url(world.owner.token, world.target('root', 'absent')));
     await client.opened;
     const closed = await client.closed;
     expect(closed.code).to.equal(4000);
     expect(client.controls[0]?.message).to.equal(
       `device "absent" not found in namespace "${world.namespace}"`,
     );
+  });
+
+  // Last: it changes the owner's password (and signs the owner in again for anything after it).
+  it('a token revoked by a password change cannot open /ws/ssh, nor can a ticket issued before the change', async () => {
+    const old = world.owner.token;
+    const early = (await ticketFor(old, world.target())).body.ticket as string;
+    const changed = await world.server.api('PATCH', '/api/users', {
+      token: old,
+      body: { password: 'a-new-password-1', current_password: 'correct-horse' },
+    });
+    expect(changed.status, JSON.stringify(changed.body)).to.equal(200);
+
+    expect((await world.server.api('GET', '/api/devices', { token: old })).status).to.equal(401);
+    expect((await ticketFor(old, world.target())).status).to.equal(401);
+    const stale = new WebTerminalClient(socketUrl({ ticket: early }));
+    await stale.closed;
+    expect(stale.httpStatus).to.equal(401);
+
+    world.owner = await world.server.login(world.owner.user, 'a-new-password-1');
+    const fresh = new WebTerminalClient(await url(world.owner.token, world.target()));
+    await fresh.opened;
+    fresh.control({ type: 'auth', password: DEVICE_PASSWORD });
+    await fresh.waitFor(/[#$] $/);
+    fresh.ws.close();
+    await fresh.closed;
   });
 });

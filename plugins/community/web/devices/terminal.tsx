@@ -4,6 +4,7 @@ import {
   Button,
   type Device,
   ErrorState,
+  errorText,
   icons,
   Link,
   Loading,
@@ -11,7 +12,6 @@ import {
   TextField,
   useApi,
   useResource,
-  useUser,
 } from '@gatehouse/web/shell';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
@@ -19,8 +19,9 @@ import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { sshTarget } from './ssh-command';
 
-// The web terminal: xterm.js over a WebSocket to the gateway (GET /ws/ssh?token=&target=&cols=&rows=, see
-// plugins/community/gateway/web-terminal.ts). Text frames are JSON control messages: {type:'auth', password} and
+// The web terminal: xterm.js over a WebSocket to the gateway (GET /ws/ssh?ticket=&cols=&rows=, see
+// plugins/community/gateway/web-terminal.ts). The ticket comes from POST /api/terminal/tickets just before the
+// socket opens, so the sign-in token never goes in a URL. Text frames are JSON control messages: {type:'auth', password} and
 // {type:'resize', cols, rows} from us; {type:'error', message} and {type:'exit', code} from the gateway, each
 // sent just before it closes. Binary frames carry the terminal's bytes both ways. The gateway sends terminal
 // bytes only once the device accepted the password and opened the shell, so the first one means "signed in".
@@ -57,14 +58,13 @@ function sentence(text: string): string {
 }
 
 export function terminalSocketUrl(
-  token: string,
-  target: string,
+  ticket: string,
   cols: number,
   rows: number,
   base = window.location,
 ): string {
   const scheme = base.protocol === 'https:' ? 'wss:' : 'ws:';
-  const query = new URLSearchParams({ token, target, cols: String(cols), rows: String(rows) });
+  const query = new URLSearchParams({ ticket, cols: String(cols), rows: String(rows) });
   return `${scheme}//${base.host}/ws/ssh?${query.toString()}`;
 }
 
@@ -86,7 +86,7 @@ function TerminalSession({
   password: string;
   onClosed: (reason: string) => void;
 }) {
-  const user = useUser();
+  const api = useApi();
   const host = useRef<HTMLDivElement>(null);
   const [phase, setPhase] = useState<Phase>('connecting');
   const closedRef = useRef(onClosed);
@@ -106,53 +106,69 @@ function TerminalSession({
     term.loadAddon(fit);
     term.open(element);
     fit.fit();
-    const socket = new WebSocket(
-      terminalSocketUrl(user.token, sshTarget(device, username), term.cols, term.rows),
-    );
-    socket.binaryType = 'arraybuffer';
     const encoder = new TextEncoder();
+    let socket: WebSocket | undefined;
     let opened = false;
+    let disposed = false;
     let last: ControlFrame | undefined;
 
-    const sendControl = (frame: object) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
-    };
-    socket.addEventListener('open', () => {
-      opened = true;
-      sendControl({ type: 'auth', password });
-      sendControl({ type: 'resize', cols: term.cols, rows: term.rows });
-      setPhase('signing-in');
-      term.focus();
-    });
-    let signedIn = false;
-    socket.addEventListener('message', (event: MessageEvent<ArrayBuffer | string>) => {
-      if (typeof event.data === 'string') {
-        try {
-          last = JSON.parse(event.data) as ControlFrame;
-        } catch {
-          term.write(event.data);
-        }
-        return;
-      }
-      if (!signedIn) {
-        signedIn = true;
-        setPhase('open');
-      }
-      term.write(new Uint8Array(event.data));
-    });
-    let disposed = false;
-    socket.addEventListener('close', (event) => {
-      // Closing it ourselves (Disconnect, leaving the page) is not news to report.
-      if (disposed) return;
+    const finish = (reason: string) => {
       // The output stays readable and selectable; typing into a closed session would go nowhere.
       term.options.disableStdin = true;
       term.options.cursorBlink = false;
       term.write('\x1b[?25l');
       setPhase('closed');
-      closedRef.current(closeReason(last, event, opened));
-    });
+      closedRef.current(reason);
+    };
+    const sendControl = (frame: object) => {
+      if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+    };
+    const start = async () => {
+      let ticket: string;
+      try {
+        ({ ticket } = await api.call<{ ticket: string }>('terminalTicket', {
+          body: { target: sshTarget(device, username) },
+          context: 'Could not open the terminal',
+        }));
+      } catch (err) {
+        if (!disposed) finish(errorText(err));
+        return;
+      }
+      if (disposed) return;
+      const ws = new WebSocket(terminalSocketUrl(ticket, term.cols, term.rows));
+      socket = ws;
+      ws.binaryType = 'arraybuffer';
+      ws.addEventListener('open', () => {
+        opened = true;
+        sendControl({ type: 'auth', password });
+        sendControl({ type: 'resize', cols: term.cols, rows: term.rows });
+        setPhase('signing-in');
+        term.focus();
+      });
+      let signedIn = false;
+      ws.addEventListener('message', (event: MessageEvent<ArrayBuffer | string>) => {
+        if (typeof event.data === 'string') {
+          try {
+            last = JSON.parse(event.data) as ControlFrame;
+          } catch {
+            term.write(event.data);
+          }
+          return;
+        }
+        if (!signedIn) {
+          signedIn = true;
+          setPhase('open');
+        }
+        term.write(new Uint8Array(event.data));
+      });
+      ws.addEventListener('close', (event) => {
+        // Closing it ourselves (Disconnect, leaving the page) is not news to report.
+        if (!disposed) finish(closeReason(last, event, opened));
+      });
+    };
+    void start();
     const input = term.onData((data) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(encoder.encode(data));
+      if (socket?.readyState === WebSocket.OPEN) socket.send(encoder.encode(data));
     });
     const resized = term.onResize(({ cols, rows }) => sendControl({ type: 'resize', cols, rows }));
     // Ctrl+Shift+C copies the selection; Ctrl+Shift+V is left to the browser, which pastes into xterm.
@@ -178,10 +194,10 @@ function TerminalSession({
       input.dispose();
       resized.dispose();
       disposed = true;
-      socket.close();
+      socket?.close();
       term.dispose();
     };
-  }, [device, username, password, user.token]);
+  }, [api, device, username, password]);
 
   return (
     <div className="stack" style={{ gap: 8 }}>

@@ -49,6 +49,7 @@ export const calls = {
   listSessions: { method: 'GET', path: '/api/sessions' },
   getSession: { method: 'GET', path: '/api/sessions/{uid}' },
   getRecording: { method: 'GET', path: '/api/sessions/{uid}/records/{seat}' },
+  terminalTicket: { method: 'POST', path: '/api/terminal/tickets' },
 
   listPublicKeys: { method: 'GET', path: '/api/sshkeys/public-keys' },
   createPublicKey: { method: 'POST', path: '/api/sshkeys/public-keys' },
