@@ -23,7 +23,7 @@ import { SshGateway } from './ssh/gateway';
 import { openDatabase } from './store/db';
 import { loadInstanceKeys } from './store/keys';
 import { migrateLatest, storeState } from './store/migrate';
-import { createAjv } from './validation';
+import { closeObjects, createAjv } from './validation';
 import { version } from './version';
 
 export interface KernelOptions {
@@ -143,7 +143,11 @@ export class Kernel {
           if (this.routes.some((r) => r.method === def.method && r.path === def.path)) {
             throw new Error(`plugin ${p.name}: route ${def.method} ${def.path} is already registered`);
           }
-          this.routes.push({ ...def, plugin: p.name });
+          // Unknown body fields are refused on every route (see closeObjects), in validation and documents alike.
+          const schema = def.schema.body
+            ? { ...def.schema, body: closeObjects(def.schema.body) }
+            : def.schema;
+          this.routes.push({ ...def, schema, plugin: p.name });
         }
       },
       internalUpgrade: (h) => {

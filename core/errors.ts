@@ -142,7 +142,12 @@ export function fromDatabaseError(err: unknown, columnsByConstraint: Record<stri
     return new Conflict(fields);
   }
   if (e.code === '23503') return new NotFound();
-  if (e.code === '22P02' || e.code === '23502' || e.code === '23514') return new BadRequest('invalid value');
+  // A value the database refused (wrong type, NOT NULL, CHECK, too long, bad encoding): 400 naming its column
+  // where PostgreSQL says which.
+  if (
+    ['22P02', '23502', '23514', '22001', '22021', '22003', '22007', '22008', '22P05'].includes(e.code ?? '')
+  )
+    return new Invalid(e.column ? [e.column] : ['body'], 'invalid value');
   return err;
 }
 

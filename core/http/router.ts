@@ -8,7 +8,7 @@ import { roleAtLeast } from '../auth/roles';
 import type { TokenClaims, TokenService } from '../auth/tokens';
 import { Forbidden, Invalid, NotFound, Unauthorized } from '../errors';
 import { requireTenant } from '../store/tenant';
-import { createAjv } from '../validation';
+import { createAjv, unstorableFields } from '../validation';
 import type { Cradle, RegisteredRoute, RouteRequest, RouteSchema } from './route';
 
 /**
@@ -46,11 +46,14 @@ export function buildRouter(
     router.register(route.path, [route.method], async (ctx: Context) => {
       const caller = await authenticate(ctx, route.auth, deps);
       authorize(caller, route);
-      const params = validate(check.params, { ...ctx.params }, 'params');
-      const query = validate(check.query, { ...ctx.query }, 'query');
+      // All three parts are checked before any refusal, so one 400 names every offending field.
+      const bad: string[] = [];
+      const params = validate(check.params, { ...ctx.params }, 'params', bad);
+      const query = validate(check.query, { ...ctx.query }, 'query', bad);
       const body = route.schema.body
-        ? validate(check.body, (ctx.request as { body?: unknown }).body ?? {}, 'body')
+        ? validate(check.body, (ctx.request as { body?: unknown }).body ?? {}, 'body', bad)
         : undefined;
+      if (bad.length) throw new Invalid([...new Set(bad)]);
       const scope = container.createScope();
       scope.register({ caller: asValue(caller), tenantId: asValue(callerTenant(caller)) });
       ctx.state.caller = caller;
@@ -89,10 +92,16 @@ function compile(
   return schema ? ajv.compile(schema) : undefined;
 }
 
-function validate(fn: ValidateFunction | undefined, value: unknown, where: string): unknown {
+/**
+ * Checks one part of a request against its schema. Strings no store can keep (a NUL, a lone surrogate) are refused
+ * here for every field of every route, whatever its schema says, so they never reach a query (issue 11). The
+ * offending field names are added to `bad`; the caller answers the one 400 shape, the JSON array of them.
+ */
+function validate(fn: ValidateFunction | undefined, value: unknown, where: string, bad: string[]): unknown {
+  bad.push(...unstorableFields(value, where));
   if (!fn) return where === 'body' ? undefined : {};
-  if (fn(value)) return value;
-  throw new Invalid(fieldsOf(fn.errors ?? [], where));
+  if (!fn(value)) bad.push(...fieldsOf(fn.errors ?? [], where));
+  return value;
 }
 
 /** Field names from ajv errors: the missing property, else the first segment of the path. */

@@ -10,7 +10,7 @@ import compress from 'koa-compress';
 import serveStatic from 'koa-static';
 import { repoRoot } from '../config/load';
 import type { Config } from '../config/schema';
-import { HttpError, NotFound, PayloadTooLarge } from '../errors';
+import { HttpError, Invalid, NotFound, PayloadTooLarge } from '../errors';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 
@@ -86,7 +86,7 @@ export function createHttpApp(deps: {
       onError(err) {
         const e = err as { status?: number; type?: string };
         if (e.status === 413 || e.type === 'entity.too.large') throw new PayloadTooLarge();
-        throw new HttpError(400, 'malformed JSON body');
+        throw new Invalid(['body'], 'malformed JSON body');
       },
     }),
   );
@@ -121,13 +121,16 @@ export function writeError(ctx: Context, err: unknown, log: Logger): void {
   if (err instanceof HttpError) {
     ctx.status = err.status;
     for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-    ctx.body = err.fields ? err.fields : { message: err.message, ...(err.code ? { code: err.code } : {}) };
+    // Every 400 is the list of offending fields (SPEC.md section 8); one raised without names blames the body.
+    const fields = err.fields ?? (err.status === 400 ? ['body'] : undefined);
+    ctx.body = fields ? fields : { message: err.message, ...(err.code ? { code: err.code } : {}) };
     return;
   }
   const e = err as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
     ctx.status = e.status;
-    ctx.body = { message: e.expose && e.message ? e.message : statusText(e.status) };
+    ctx.body =
+      e.status === 400 ? ['body'] : { message: e.expose && e.message ? e.message : statusText(e.status) };
     return;
   }
   log.error({ reqId: ctx.state.requestId, err }, 'unhandled error');

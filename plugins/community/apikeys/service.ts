@@ -142,7 +142,11 @@ export class ApiKeyService {
       await this.store
         .table('api_keys')
         .where({ key_digest: row.key_digest })
-        .update({ ...changes, updated_at: new Date() });
+        .update({
+          ...(changes.name !== undefined ? { name: changes.name } : {}),
+          ...(changes.role !== undefined ? { role: changes.role } : {}),
+          updated_at: new Date(),
+        });
     } catch (err) {
       throw fromDatabaseError(err, conflicts);
     }

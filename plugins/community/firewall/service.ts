@@ -39,13 +39,22 @@ function present(row: RuleRow): FirewallRule {
   };
 }
 
+/**
+ * The columns a create or update writes, each named: whatever else a caller's object carries (a `tenant_id`, an
+ * `id`, a `created_at`) is never written, so no body can move a rule to another namespace or rename it (issue 11).
+ */
 function columns(fields: RuleFields): Partial<RuleRow> {
   const bad = (['source_ip', 'username'] as const).filter(
     (f) => fields[f] !== undefined && !isValidPattern(fields[f] as string),
   );
   if (bad.length) throw new Invalid(bad, 'not a valid regular expression');
-  const { filter, ...rest } = fields;
-  return { ...rest, ...(filter ? filterColumns(filter) : {}) };
+  const row: Partial<RuleRow> = {};
+  if (fields.action !== undefined) row.action = fields.action;
+  if (fields.active !== undefined) row.active = fields.active;
+  if (fields.priority !== undefined) row.priority = fields.priority;
+  if (fields.source_ip !== undefined) row.source_ip = fields.source_ip;
+  if (fields.username !== undefined) row.username = fields.username;
+  return { ...row, ...(fields.filter ? filterColumns(fields.filter) : {}) };
 }
 
 /** Firewall rules of a namespace and their evaluation on each gateway connection (SPEC.md section 7). */

@@ -195,7 +195,12 @@ export class SessionService {
     await this.store(tenantId)
       .table('sessions')
       .where({ uid })
-      .update({ ...changes, last_seen: new Date() });
+      .update({
+        ...(changes.authenticated !== undefined ? { authenticated: changes.authenticated } : {}),
+        ...(changes.term !== undefined ? { term: changes.term } : {}),
+        ...(changes.recorded !== undefined ? { recorded: changes.recorded } : {}),
+        last_seen: new Date(),
+      });
   }
 
   async addEvents(tenantId: string, uid: string, events: Omit<SessionEvent, 'timestamp'>[]): Promise<void> {
@@ -217,7 +222,14 @@ export class SessionService {
     if (!records.length) return;
     await this.store(tenantId).insert(
       'session_records',
-      records.map((r) => ({ session_uid: uid, ...r })),
+      records.map((r) => ({
+        session_uid: uid,
+        seat: r.seat,
+        message: r.message,
+        time: r.time,
+        width: r.width,
+        height: r.height,
+      })),
     );
   }
 

@@ -1,0 +1,254 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { authenticateDevice } from '@gatehouse/agent/registration';
+import { type Role, roles } from '@gatehouse/core';
+import type { RegisteredRoute } from '@gatehouse/core/http/route';
+import ssh2 from 'ssh2';
+import { createKey, createTeam, type Team } from '../integration/accounts/team';
+import { sampleParam } from '../integration/permissions/requests';
+import { type LoginAnswer, startServer, type TestServer } from '../support/server';
+
+/** One namespace of the world: a member of every role, an API key of every role, and one object of every kind. */
+export interface Side {
+  name: string;
+  team: Team;
+  /** API key secrets by role. */
+  keys: Record<Role, string>;
+  /** API key names by role (the `:key` of the key calls). */
+  keyNames: Record<Role, string>;
+  device: { uid: string; token: string };
+  container: string;
+  tag: string;
+  fingerprint: string;
+  rule: string;
+  session: string;
+  tunnel: string;
+}
+
+export interface World {
+  server: TestServer;
+  admin: LoginAnswer;
+  a: Side;
+  b: Side;
+}
+
+let macs = 0;
+
+/** A device registered through the agent's own call, with a real key, accepted when `accept` is set. */
+export async function registerDevice(
+  server: TestServer,
+  side: { tenant: string; ownerToken: string },
+  opts: { platform?: 'native' | 'docker'; accept?: boolean; tag?: string } = {},
+): Promise<{ uid: string; token: string }> {
+  const n = ++macs;
+  const pem = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const answer = await authenticateDevice(new URL(server.url), {
+    info: {
+      id: 'debian',
+      pretty_name: 'Debian GNU/Linux 12',
+      version: '0.1.0',
+      arch: 'amd64',
+      platform: opts.platform ?? 'native',
+    },
+    sessions: [],
+    hostname: `sec-${n}`,
+    identity: {
+      mac: `02:00:5e:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`,
+    },
+    public_key: pem,
+    tenant_id: side.tenant,
+  });
+  const base = opts.platform === 'docker' ? '/api/containers' : '/api/devices';
+  if (opts.accept) {
+    const res = await server.api('PATCH', `${base}/${answer.uid}/accept`, { token: side.ownerToken });
+    if (res.status !== 200) throw new Error(`accept: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  if (opts.tag) {
+    const res = await server.api('POST', `${base}/${answer.uid}/tags`, {
+      token: side.ownerToken,
+      body: { tag: opts.tag },
+    });
+    if (res.status !== 200) throw new Error(`tag: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return { uid: answer.uid, token: answer.token };
+}
+
+async function must(what: string, res: { status: number; body: unknown }, ok = [200]) {
+  if (!ok.includes(res.status)) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as Record<string, unknown>;
+}
+
+/** A namespace with members of every role and one object of every kind the API manages. */
+async function buildSide(server: TestServer, name: string): Promise<Side> {
+  const team = await createTeam(server, name);
+  const owner = team.tokens.owner;
+  const keys = {} as Record<Role, string>;
+  const keyNames = {} as Record<Role, string>;
+  for (const role of roles) {
+    keyNames[role] = `${name}-${role.slice(0, 5)}`;
+    keys[role] = await createKey(server, owner, keyNames[role], role);
+  }
+  const tag = `${name}-tag`;
+  const side = { tenant: team.tenant, ownerToken: owner };
+  const device = await registerDevice(server, side, { accept: true, tag });
+  const container = (await registerDevice(server, side, { platform: 'docker' })).uid;
+  const pair = ssh2.utils.generateKeyPairSync('ed25519');
+  const key = await must(
+    'public key',
+    await server.api('POST', '/api/sshkeys/public-keys', {
+      token: owner,
+      body: {
+        data: Buffer.from(pair.public).toString('base64'),
+        filter: { hostname: '.*' },
+        name: `${name}-key`,
+        username: '.*',
+      },
+    }),
+  );
+  const rule = await must(
+    'firewall rule',
+    await server.api('POST', '/api/firewall/rules', {
+      token: owner,
+      body: {
+        action: 'deny',
+        active: true,
+        filter: { tags: [tag] },
+        priority: 7,
+        source_ip: '.*',
+        username: '.*',
+      },
+    }),
+  );
+  const tunnel = await must(
+    'tunnel',
+    await server.api('POST', `/api/devices/${device.uid}/tunnels`, {
+      token: owner,
+      body: { host: '127.0.0.1', port: 8080, ttl: -1 },
+    }),
+  );
+  const session = await server.kernel.container.cradle.sessions.open({
+    tenantId: team.tenant,
+    deviceUid: device.uid,
+    username: 'root',
+    ip: '192.0.2.7',
+    type: 'term',
+    recorded: true,
+  });
+  await server.kernel.container.cradle.sessions.addRecords(team.tenant, session, [
+    { seat: 0, message: `${name} secret output`, time: new Date(), width: 80, height: 24 },
+  ]);
+  return {
+    name,
+    team,
+    keys,
+    keyNames,
+    device,
+    container,
+    tag,
+    fingerprint: String(key.fingerprint),
+    rule: String(rule.id),
+    session,
+    tunnel: String(tunnel.address),
+  };
+}
+
+/**
+ * The world the security files share: one server (no SSH listener), the first-run admin, and two namespaces A and B
+ * built alike, so every call can be aimed from A at B's objects.
+ */
+export async function buildWorld(): Promise<World> {
+  const server = await startServer({ ssh: false });
+  const admin = await server.setup();
+  const a = await buildSide(server, 'sec-a');
+  const b = await buildSide(server, 'sec-b');
+  return { server, admin, a, b };
+}
+
+/**
+ * The value of each path parameter of `route` that names `side`'s own object of that kind; parameters of a kind the
+ * side has none of get a well-formed sample. Decided by the path and the parameter name, so a new route on an
+ * existing resource is aimed at the right object without a line here.
+ */
+export function pathValues(route: RegisteredRoute, side: Side): Record<string, string> {
+  const p = route.path;
+  const v: Record<string, string> = {};
+  for (const [, name] of p.matchAll(/:([A-Za-z0-9_]+)/g)) {
+    const param = name as string;
+    v[param] = (() => {
+      switch (param) {
+        case 'tenant':
+          return side.team.tenant;
+        case 'key':
+          return side.keyNames.observer;
+        case 'fingerprint':
+          return side.fingerprint;
+        case 'tag':
+          return side.tag;
+        case 'address':
+          return side.tunnel;
+        case 'seat':
+          return '0';
+        case 'status':
+          return 'pending';
+        case 'arch':
+          return 'amd64';
+        case 'uid':
+        case 'id':
+          if (p.startsWith('/api/containers/')) return side.container;
+          if (p.startsWith('/api/devices/') || p.startsWith('/internal/devices/')) return side.device.uid;
+          if (p.startsWith('/api/sessions/')) return side.session;
+          if (p.startsWith('/api/firewall/rules/')) return side.rule;
+          if (p.startsWith('/api/namespaces/')) return side.team.ids.operator;
+          if (p.startsWith('/api/user') || p.startsWith('/api/users/')) return side.team.ids.owner;
+          return sampleParam(param);
+        default:
+          return sampleParam(param);
+      }
+    })();
+  }
+  return v;
+}
+
+/** The route's path with its parameters filled from `values`. */
+export function fill(route: RegisteredRoute, values: Record<string, string>): string {
+  return route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) =>
+    encodeURIComponent(values[name] ?? sampleParam(name)),
+  );
+}
+
+/** Strings that identify `side`'s rows wherever they are stored. */
+export function markers(side: Side): string[] {
+  return [
+    side.team.tenant,
+    ...Object.values(side.team.ids),
+    side.device.uid,
+    side.container,
+    side.fingerprint,
+    side.rule,
+    side.session,
+    side.tunnel,
+  ];
+}
+
+/**
+ * Every stored row that mentions one of `side`'s ids, in every table of the store (found from the catalogue, so a
+ * new table is covered), as sorted JSON text: compare two snapshots to prove nothing of that side changed.
+ */
+export async function snapshot(server: TestServer, side: Side): Promise<string[]> {
+  const db = server.kernel.container.cradle.db;
+  const tables = (await db('information_schema.tables')
+    .where({ table_schema: db.raw('current_schema()'), table_type: 'BASE TABLE' })
+    .whereNotIn('table_name', ['knex_migrations', 'knex_migrations_lock'])
+    .pluck('table_name')) as string[];
+  const marks = markers(side);
+  const rows: string[] = [];
+  for (const table of tables.sort()) {
+    const texts = (await db.raw(`select row_to_json(t)::text as j from ?? t`, [table])).rows as {
+      j: string;
+    }[];
+    for (const { j } of texts) if (marks.some((m) => j.includes(m))) rows.push(`${table} ${j}`);
+  }
+  return rows.sort();
+}
+
+/** A random property name no schema has. */
+export const strayName = () => `stray_${randomBytes(3).toString('hex')}`;
