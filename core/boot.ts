@@ -20,8 +20,9 @@ import { operationsRouter } from './operations';
 import type { BootContext, InstanceFeatures, PluginManifest } from './plugin';
 import { pluginLoaders } from './plugins';
 import { SshGateway } from './ssh/gateway';
-import { openDatabase } from './store/db';
+import { isEmbedded, openDatabase } from './store/db';
 import { loadInstanceKeys } from './store/keys';
+import { StoreLock } from './store/lock';
 import { migrateLatest, storeState } from './store/migrate';
 import { closeObjects, createAjv } from './validation';
 import { version } from './version';
@@ -38,6 +39,8 @@ export interface KernelOptions {
   http?: boolean;
   /** Plugins loaded after the edition's own (tests of core conventions use a fixture plugin this way). */
   extraPlugins?: PluginManifest[];
+  /** What this process is, as the embedded store's lock names its holder (`serve`, or the CLI command). */
+  command?: string;
 }
 
 /**
@@ -66,6 +69,7 @@ export class Kernel {
   private httpServer: Server | undefined;
   private gateway: SshGateway | undefined;
   private db: Knex | undefined;
+  private lock: StoreLock | undefined;
   private cache: Cache | undefined;
   private started = false;
 
@@ -179,8 +183,17 @@ export class Kernel {
   async openStore(): Promise<Knex> {
     if (this.db) return this.db;
     const db = await this.timed('store', async () => {
+      // The embedded database admits one process: a second one (the CLI beside a running server) is refused here.
+      if (isEmbedded(this.config) && !this.opts.memoryDb) {
+        this.lock = StoreLock.acquire(this.config.dataDir, this.opts.command ?? 'serve');
+      }
       const db = openDatabase(this.config, { memory: this.opts.memoryDb ?? false });
-      await db.raw('select 1');
+      try {
+        await db.raw('select 1');
+      } catch (err) {
+        this.lock?.release();
+        throw err;
+      }
       return db;
     });
     this.db = db;
@@ -320,6 +333,7 @@ export class Kernel {
       }
       await this.container.dispose();
       await this.db?.destroy();
+      this.lock?.release();
       await this.cache?.close();
     });
   }

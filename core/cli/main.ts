@@ -5,6 +5,7 @@ import { configSchema, envKeys } from '../config/schema';
 import { HttpError } from '../errors';
 import { openapiFor } from '../operations';
 import { guardProcess } from '../process-guards';
+import { StoreBusy } from '../store/lock';
 import { version } from '../version';
 import { adminCommands } from './admin';
 
@@ -17,7 +18,12 @@ export function buildCli(): Command {
     .description('Gatehouse: self-hosted remote access to Linux devices over SSH.')
     .version(version)
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (_program, action) => {
+      const names: string[] = [];
+      for (let c: Command | null = action; c?.parent; c = c.parent) names.unshift(c.name());
+      current = names.join(' ');
+    });
 
   program
     .command('serve')
@@ -30,12 +36,12 @@ export function buildCli(): Command {
       await kernel.start();
       const { setupUrl } = await import('@gatehouse/plugin-community/setup/signature');
       const users = kernel.container.cradle as unknown as { users?: { any(): Promise<boolean> } };
-      kernel.log.info({ ms: Math.round(performance.now() - started) }, 'ready');
       if (users.users && !(await users.users.any())) {
         process.stdout.write(
           `\nGatehouse is running. Create the first user at:\n\n  ${setupUrl(kernel.config.publicUrl, kernel.container.cradle.keys)}\n\n`,
         );
       }
+      kernel.log.info({ ms: Math.round(performance.now() - started) }, 'ready');
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -119,11 +125,15 @@ export function buildCli(): Command {
   return program;
 }
 
+/** The command being run (`user create`), named in the embedded store's lock while it holds it. */
+let current = 'cli';
+
 /** Opens the configured store (migrating it) without listeners, runs `fn`, then closes everything. */
 export async function withStore(fn: (kernel: Kernel) => Promise<void>): Promise<void> {
   const kernel = await Kernel.create({
     http: false,
     ssh: false,
+    command: current,
     overrides: { log: { level: 'warn', pretty: false } },
   });
   try {
@@ -199,7 +209,7 @@ async function main() {
     await buildCli().parseAsync(process.argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode);
-    if (err instanceof ConfigError || err instanceof HttpError) {
+    if (err instanceof ConfigError || err instanceof HttpError || err instanceof StoreBusy) {
       process.stderr.write(
         `gatehouse: ${err.message}${err instanceof HttpError && err.fields ? ` (${err.fields.join(', ')})` : ''}\n`,
       );
