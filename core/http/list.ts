@@ -2,6 +2,7 @@ import { Type as T, type TProperties, type TString } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { Invalid } from '../errors';
+import { unstorableFields } from '../validation';
 
 /** `page` >= 1 (default 1) and `per_page` 1..100 (default 10), SPEC.md section 5. */
 export const pageQuery = {
@@ -35,7 +36,10 @@ export type FilterItem =
   | { type: 'property'; params: { name: string; operator: FilterOperator; value: unknown } }
   | { type: 'operator'; params: { name: 'and' | 'or' } };
 
-/** A filterable property: its column and kind (decides how each operator reads). */
+/**
+ * A filterable property: its column and kind (decides how each operator reads and which values it takes). `number`
+ * is an integer column.
+ */
 export interface FilterField {
   column: string;
   kind: 'string' | 'number' | 'boolean' | 'date' | 'array';
@@ -55,6 +59,8 @@ export function parseFilter(encoded: string | undefined): FilterItem[] {
   }
   if (!Array.isArray(parsed)) throw new Invalid(['filter'], 'filter must be a JSON list');
   if (parsed.length > 32) throw new Invalid(['filter'], 'filter has too many items');
+  if (unstorableFields(parsed, 'filter').length)
+    throw new Invalid(['filter'], 'filter holds a NUL or a broken surrogate pair');
   return parsed.map((item: unknown) => {
     const i = item as { type?: unknown; params?: { name?: unknown; operator?: unknown; value?: unknown } };
     if (i?.type === 'operator' && (i.params?.name === 'and' || i.params?.name === 'or')) {
@@ -92,7 +98,8 @@ export function applyFilter<T extends object>(
       join = item.params.name;
       continue;
     }
-    const field = fields[item.params.name];
+    // Own properties only: `__proto__` or `constructor` must not find Object.prototype's.
+    const field = Object.hasOwn(fields, item.params.name) ? fields[item.params.name] : undefined;
     if (!field) throw new Invalid(['filter'], `cannot filter on ${item.params.name}`);
     const cond = condition(field, item.params.operator, item.params.value);
     const prev = clause;
@@ -110,6 +117,33 @@ export function applyFilter<T extends object>(
   return qb;
 }
 
+/** Dates PostgreSQL's timestamptz holds and JavaScript writes back the same way: years 1 to 9999. */
+function dateOf(value: unknown): Date | undefined {
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+  const d = new Date(value);
+  const year = d.getUTCFullYear();
+  return Number.isNaN(d.getTime()) || year < 1 || year > 9999 ? undefined : d;
+}
+
+/** An integer column's value: a safe integer, as a number or a string of digits. */
+function integerOf(value: unknown): number | undefined {
+  if (typeof value !== 'number' && (typeof value !== 'string' || !/^-?\d{1,15}$/.test(value)))
+    return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) && Math.abs(n) <= 2147483647 ? n : undefined;
+}
+
+function booleanOf(value: unknown): boolean | undefined {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  return undefined;
+}
+
+/**
+ * One property item as a query condition. Every value is checked against the property's kind here, so nothing the
+ * database would refuse (a date that is not one, a boolean that is neither) gets that far: such a filter is 400
+ * naming `filter` (issue 11).
+ */
 function condition(field: FilterField, op: FilterOperator, value: unknown): (b: Knex.QueryBuilder) => void {
   const col = field.column;
   const bad = () => new Invalid(['filter'], `operator ${op} does not fit this property or value`);
@@ -120,26 +154,49 @@ function condition(field: FilterField, op: FilterOperator, value: unknown): (b: 
       if (field.kind !== 'string') throw bad();
       return (b) => void b.whereILike(col, `%${value.replace(/[\\%_]/g, '\\$&')}%`);
     case 'eq':
-      if (field.kind === 'array') {
-        if (typeof value !== 'string') throw bad();
-        return (b) => void b.whereRaw('?? @> ?::text[]', [col, [value]]);
+      switch (field.kind) {
+        case 'array':
+          if (typeof value !== 'string') throw bad();
+          return (b) => void b.whereRaw('?? @> ?::text[]', [col, [value]]);
+        case 'string':
+          if (typeof value !== 'string' && typeof value !== 'number') throw bad();
+          return (b) => void b.where(col, String(value));
+        case 'boolean': {
+          const v = booleanOf(value);
+          if (v === undefined) throw bad();
+          return (b) => void b.where(col, v);
+        }
+        case 'number': {
+          const n = integerOf(value);
+          if (n === undefined) throw bad();
+          return (b) => void b.where(col, n);
+        }
+        case 'date': {
+          const d = dateOf(value);
+          if (!d) throw bad();
+          return (b) => void b.where(col, d);
+        }
       }
-      if (value === null || typeof value === 'object') throw bad();
-      return (b) => void b.where(col, value as string | number | boolean);
+      throw bad();
     case 'bool': {
-      const v =
-        value === true || value === 'true' ? true : value === false || value === 'false' ? false : null;
-      if (v === null || field.kind !== 'boolean') throw bad();
+      const v = booleanOf(value);
+      if (v === undefined || field.kind !== 'boolean') throw bad();
       return (b) => void b.where(col, v);
     }
     case 'gt':
     case 'lt': {
-      if (!['number', 'date'].includes(field.kind)) throw bad();
-      if (typeof value !== 'number' && typeof value !== 'string') throw bad();
-      if (field.kind === 'number' && !Number.isFinite(Number(value))) throw bad();
-      if (field.kind === 'date' && Number.isNaN(new Date(value).getTime())) throw bad();
-      return (b) =>
-        void b.where(col, op === 'gt' ? '>' : '<', field.kind === 'date' ? new Date(value) : Number(value));
+      const sign = op === 'gt' ? '>' : '<';
+      if (field.kind === 'number') {
+        const n = integerOf(value);
+        if (n === undefined) throw bad();
+        return (b) => void b.where(col, sign, n);
+      }
+      if (field.kind === 'date') {
+        const d = dateOf(value);
+        if (!d) throw bad();
+        return (b) => void b.where(col, sign, d);
+      }
+      throw bad();
     }
   }
 }
