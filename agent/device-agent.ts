@@ -12,6 +12,7 @@ import {
   fetchServerInfo,
   ServerRefusal,
   signGatewayBlob,
+  waitForAcceptance,
 } from './registration';
 import { AgentSshServer } from './ssh/server';
 import { AGENT_VERSION } from './version';
@@ -22,7 +23,10 @@ export function backoffDelayMs(attempt: number, random: () => number = Math.rand
   return Math.round(random() * ceiling);
 }
 
-type Outcome = 'was-online' | 'waiting-acceptance' | 'failed';
+type Outcome = 'was-online' | 'pending' | 'waiting-acceptance' | 'failed';
+
+/** Longest acceptance wait the agent asks the server to hold (kept under proxies' usual 60 s idle timeout). */
+const ACCEPTANCE_WAIT_SECONDS = 25;
 
 /**
  * The agent's life: register, keep one tunnel up, serve what the server opens over it,
@@ -106,7 +110,11 @@ export class DeviceAgent {
       if (outcome === 'was-online') {
         attempt = 0;
         delay = backoffDelayMs(0);
-      } else if (outcome === 'waiting-acceptance') {
+      } else if (outcome === 'pending' && (await this.waitForAcceptance())) {
+        // The server answered the wait: accepted (dial now), or still pending after the wait (register again,
+        // which is also the availability signal).
+        continue;
+      } else if (outcome === 'pending' || outcome === 'waiting-acceptance') {
         // Come back about once per interval, so acceptance shows within one interval.
         delay = Math.round(this.config.keepaliveInterval * 1000 * (0.8 + 0.4 * Math.random()));
       } else {
@@ -114,6 +122,32 @@ export class DeviceAgent {
       }
       this.log.info(`next attempt in ${(delay / 1000).toFixed(1)} s`);
       await this.sleep(delay);
+    }
+  }
+
+  /**
+   * Holds `GET /api/devices/auth/wait` so an acceptance reaches this agent at once (issue 12, item 3). True when
+   * the server held the wait or answered a new status; false when it cannot (a server without the call, an
+   * error, or one busy enough to answer "pending" at once): the agent then keeps its timer.
+   */
+  private async waitForAcceptance(): Promise<boolean> {
+    if (!this.token || this.stopping) return false;
+    const seconds = Math.max(1, Math.min(ACCEPTANCE_WAIT_SECONDS, this.config.keepaliveInterval));
+    const abort = new AbortController();
+    this.wake = () => abort.abort();
+    const started = Date.now();
+    try {
+      const status = await waitForAcceptance(this.config.serverAddress, this.token, seconds, abort.signal);
+      if (status !== 'pending') {
+        this.log.info(`device is ${status}; connecting`);
+        return true;
+      }
+      return Date.now() - started >= 1000;
+    } catch (error) {
+      if (!this.stopping) this.log.warn(`acceptance wait unavailable: ${describeError(error)}`);
+      return false;
+    } finally {
+      this.wake = undefined;
     }
   }
 
@@ -179,7 +213,7 @@ export class DeviceAgent {
         const status = refusedStatus(opened.body);
         if (status === 'pending') {
           log.info(`device ${auth.uid} is pending acceptance in namespace ${auth.namespace}`);
-          return 'waiting-acceptance';
+          return 'pending';
         }
         log.warn(
           `device ${auth.uid} was ${status} in namespace ${auth.namespace}; the server refuses its tunnel`,

@@ -72,6 +72,28 @@ export async function authenticateDevice(server: URL, request: DeviceAuthRequest
   return { uid: result.uid, token: result.token, name: result.name ?? '', namespace: result.namespace ?? '' };
 }
 
+/**
+ * `GET /api/devices/auth/wait` with the device token: held by the server while the device is pending, answered
+ * with its status as soon as that changes (an acceptance) or after `timeoutSeconds`.
+ */
+export async function waitForAcceptance(
+  server: URL,
+  token: string,
+  timeoutSeconds: number,
+  signal: AbortSignal,
+): Promise<string> {
+  const url = new URL('/api/devices/auth/wait', server);
+  url.searchParams.set('timeout', String(timeoutSeconds));
+  const response = await fetch(url, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutSeconds * 1000 + REQUEST_TIMEOUT_MS)]),
+  });
+  if (!response.ok) throw await refusal(response);
+  const body = (await response.json()) as { status?: unknown };
+  if (typeof body.status !== 'string') throw new ServerRefusal(response.status, 'wait answer lacks status');
+  return body.status;
+}
+
 /** `POST /api/auth/ssh` with the device token: the server signs a gateway sign-in blob. */
 export async function signGatewayBlob(
   server: URL,

@@ -6,6 +6,7 @@ import { TagService } from '../tags/service';
 import { TunnelProxy } from '../tunnels/proxy';
 import { tunnelRoutes } from '../tunnels/routes';
 import { TunnelService } from '../tunnels/service';
+import { AcceptanceWaits } from './acceptance';
 import { DevicePresence } from './presence';
 import { deviceRoutes } from './routes';
 import { DeviceService } from './service';
@@ -17,6 +18,8 @@ declare module '@gatehouse/core/cradle' {
     /** Live agent tunnels: `isOnline(uid)` here, `reachable(uid)` on any instance, `open(uid, header)`. */
     tunnelHub: TunnelHub;
     tunnelPresence: DevicePresence;
+    /** Pending agents waiting for their acceptance (`GET /api/devices/auth/wait`). */
+    acceptanceWaits: AcceptanceWaits;
     tags: TagService;
     tunnels: TunnelService;
     tunnelProxy: TunnelProxy;
@@ -32,6 +35,7 @@ export function registerDevices(ctx: RegisterContext): void {
   let proxy: TunnelProxy | undefined;
   ctx.provide({
     devices: asClass(DeviceService).singleton(),
+    acceptanceWaits: asClass(AcceptanceWaits).singleton(),
     tunnelPresence: asClass(DevicePresence).singleton(),
     tunnelHub: asFunction((cradle: ConstructorParameters<typeof TunnelHub>[0]) => {
       hub = new TunnelHub(cradle);
@@ -66,7 +70,11 @@ export function registerDevices(ctx: RegisterContext): void {
   );
   ctx.upgrade(
     (req, socket, head) => ctx.resolve('tunnelHub').upgrade(req, socket, head),
-    async () => hub?.stop(),
+    async () => {
+      // Held acceptance waits are answered first: HTTP closes only once its requests are.
+      await ctx.resolve('acceptanceWaits').stop();
+      await hub?.stop();
+    },
   );
   // Streams other instances ask for, to agents whose tunnels are here (several instances, DESIGN.md section 9).
   ctx.internalUpgrade((req, socket, head) => ctx.resolve('tunnelHub').forwardUpgrade(req, socket, head));

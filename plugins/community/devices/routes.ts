@@ -31,6 +31,46 @@ function agentAuth(path: string, summary: string) {
   });
 }
 
+/** Longest acceptance wait an agent may ask for: under the usual 60 s idle timeout of proxies in front. */
+const MAX_WAIT_SECONDS = 55;
+
+/** A pending agent holds this call so that an acceptance reaches it at once (issue 12, item 3). */
+const acceptanceWait = defineRoute({
+  method: 'GET',
+  path: '/api/devices/auth/wait',
+  auth: ['device'],
+  summary: 'Wait for the device to be accepted (agents)',
+  description:
+    'Called by a pending agent with its device token. Answers at once when the device is not pending; otherwise ' +
+    'when its status changes (an acceptance on any server of the installation) or after `timeout` seconds, ' +
+    'with the status then. The agent dials its tunnel as soon as the answer is accepted.',
+  tags: ['devices'],
+  schema: {
+    query: T.Object({
+      timeout: T.Integer({
+        minimum: 1,
+        maximum: MAX_WAIT_SECONDS,
+        default: 25,
+        description: 'Seconds to wait at most while the device is pending.',
+      }),
+    }),
+    response: { 200: T.Object({ status: T.Union(deviceStatuses.map((s) => T.Literal(s))) }) },
+  },
+  async handler({ query, caller, ctx, services }) {
+    if (caller.kind !== 'device') throw new NotFound('device');
+    // The agent hanging up ends the wait (and frees its place) at once.
+    const hungUp = new AbortController();
+    ctx.res.once('close', () => hungUp.abort());
+    const status = await services.devices.waitForAcceptance(
+      caller.tenantId,
+      caller.uid,
+      query.timeout * 1000,
+      hungUp.signal,
+    );
+    return { status: status as (typeof deviceStatuses)[number] };
+  },
+});
+
 /**
  * The per-kind device calls of SPEC.md section 7: the same set under `/api/devices` (every agent, wherever it runs)
  * and `/api/containers` (containers a container-engine connector exposes).
@@ -208,6 +248,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
 export const deviceRoutes: RouteDef<RouteSchema>[] = [
   agentAuth('/api/devices/auth', 'Agent registration and availability'),
   agentAuth('/api/auth/device', 'Agent registration (alias of /api/devices/auth)'),
+  acceptanceWait as unknown as RouteDef<RouteSchema>,
   ...deviceCalls('device'),
   ...deviceCalls('container'),
   defineRoute({

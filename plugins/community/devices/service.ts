@@ -16,6 +16,7 @@ import {
 import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import type { Context } from 'koa';
+import type { AcceptanceWaits } from './acceptance';
 import type { DeviceStatus, deviceAuthBody, deviceUpdate } from './schemas';
 
 declare module '@gatehouse/core/hooks' {
@@ -140,11 +141,19 @@ export class DeviceService {
   private readonly hooks: Hooks;
   private readonly tokens: TokenService;
   private readonly hub: () => TunnelHub;
+  private readonly waits: AcceptanceWaits;
 
-  constructor(deps: { db: Knex; hooks: Hooks; tokens: TokenService; tunnelHub: TunnelHub }) {
+  constructor(deps: {
+    db: Knex;
+    hooks: Hooks;
+    tokens: TokenService;
+    tunnelHub: TunnelHub;
+    acceptanceWaits: AcceptanceWaits;
+  }) {
     this.db = deps.db;
     this.hooks = deps.hooks;
     this.tokens = deps.tokens;
+    this.waits = deps.acceptanceWaits;
     // Resolved late: the hub depends on presence, which depends on this service.
     this.hub = () => deps.tunnelHub;
   }
@@ -287,6 +296,7 @@ export class DeviceService {
       await trx.table('tunnels').where({ device_uid: uid }).delete();
     });
     this.hub().disconnect(uid);
+    await this.waits.changed(uid, 'removed');
   }
 
   /** `PATCH .../{uid}/{status}`: accept runs the acceptance rules; other statuses drop the tunnel at once. */
@@ -305,6 +315,7 @@ export class DeviceService {
       .where({ uid })
       .update({ status, status_update_at: this.db.fn.now(), connected: false });
     this.hub().disconnect(uid);
+    await this.waits.changed(uid, status);
     return this.get(tenantId, kind, uid);
   }
 
@@ -354,7 +365,14 @@ export class DeviceService {
     } catch (err) {
       throw fromDatabaseError(err, conflicts);
     }
+    // A pending agent holding GET /api/devices/auth/wait dials its tunnel now (issue 12, item 3).
+    await this.waits.changed(uid, 'accepted');
     return this.get(tenantId, kind, uid);
+  }
+
+  /** The device's status once it is no longer pending, or after `timeoutMs` (the agent's acceptance wait). */
+  waitForAcceptance(tenantId: string, uid: string, timeoutMs: number, abort: AbortSignal): Promise<string> {
+    return this.waits.wait(tenantId, uid, timeoutMs, abort);
   }
 
   /** `GET /api/stats` device counts (devices and containers together); sessions are added by their feature. */

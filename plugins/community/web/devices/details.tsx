@@ -30,6 +30,7 @@ import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { limitExplanation, StatusBadge } from './list';
 import { sshCommand } from './ssh-command';
+import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
 /** A tunnel's public address: the tunnel address as a subdomain of the console's host. */
 export function tunnelUrl(
@@ -267,6 +268,8 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
     () => api.call<Device>(kind.calls.get, { params: { uid }, context: `Could not load the ${kind.noun}` }),
     [api, kind, uid],
   );
+  const waiting = device.data ? waitingForAgent(device.data) : false;
+  useRefreshWhileWaiting(waiting, device.reload);
   if (device.error) return <ErrorState message={device.error} onRetry={device.reload} />;
   if (!device.data) return <Loading />;
   const d = device.data;
@@ -276,6 +279,7 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
       api.call(kind.calls.accept, { params: { uid }, context: `Could not accept ${d.name}` }),
     );
     if (ok) {
+      noteAccepted(uid);
       toast(`${d.name} accepted`);
       device.reload();
     }
@@ -320,7 +324,12 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
             {limitExplanation(undefined)}
           </Alert>
         ) : null}
-        {d.status === 'accepted' && !d.online ? (
+        {waiting ? (
+          <Alert kind="info" title="Waiting for the agent">
+            {`${d.name} is accepted. Its agent is told at once and connects within a few seconds; this page updates by itself.`}
+          </Alert>
+        ) : null}
+        {d.status === 'accepted' && !d.online && !waiting ? (
           <Alert kind="info" title="Offline">
             This {kind.noun} is not connected right now, so it cannot be reached until its agent comes back.
           </Alert>

@@ -23,6 +23,7 @@ import {
 import { useEffect, useMemo, useState } from 'react';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
+import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
 const views: { status: DeviceStatus; label: string }[] = [
   { status: 'accepted', label: 'Accepted' },
@@ -31,6 +32,13 @@ const views: { status: DeviceStatus; label: string }[] = [
 ];
 
 export function StatusBadge({ device }: { device: Device }) {
+  if (waitingForAgent(device)) {
+    return (
+      <span className="badge badge-warn">
+        <span className="dot" aria-hidden="true" /> Waiting for the agent
+      </span>
+    );
+  }
   if (device.status === 'accepted') {
     return device.online ? (
       <span className="badge badge-ok">
@@ -98,6 +106,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
     [api, user.tenant, devices.data],
   );
   const atLimit = devices.data?.items.some((d) => d.status !== 'accepted' && d.acceptable === false) ?? false;
+  useRefreshWhileWaiting(devices.data?.items.some((d) => waitingForAgent(d)) ?? false, devices.reload);
 
   const changeStatus = async (device: Device, to: 'accept' | 'reject') => {
     const ok = await action.run(() =>
@@ -112,6 +121,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
           }),
     );
     if (ok) {
+      if (to === 'accept') noteAccepted(device.uid);
       toast(to === 'accept' ? `${device.name} accepted` : `${device.name} rejected`);
       devices.reload();
     }
