@@ -57,7 +57,11 @@ export const terminalTicketRoutes = [
       'The web terminal is a WebSocket, `GET /ws/ssh?ticket=<ticket>&cols=<n>&rows=<n>`, and a browser cannot send ' +
       'the Authorization header on one. This call trades the signed-in user token for a ticket that opens one ' +
       `socket to the given target, within ${TICKET_TTL} seconds. The token itself never goes in a URL. On the ` +
-      'socket, the first text frame signs in to the device: `{"type":"auth","password":"..."}`.',
+      'socket, the first text frame signs in to the device: `{"type":"auth","password":"..."}`, or ' +
+      '`{"type":"auth","method":"publickey","key":"<OpenSSH public key line>"}`, which the gateway answers with ' +
+      '`{"type":"challenge","namespace":"gatehouse-web-terminal","nonce":"<base64>"}`; the browser answers ' +
+      '`{"type":"signature","signature":"<base64 SSH signature blob>"}` over the SSHSIG data of the nonce (as ' +
+      '`ssh-keygen -Y sign -n gatehouse-web-terminal` signs), so the private key never leaves it.',
     tags: ['sessions'],
     status: 200,
     schema: {

@@ -3,17 +3,30 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '@gatehouse/core';
 import type ssh2 from 'ssh2';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { md5Fingerprint } from '../sshkeys/fingerprint';
 import type { UserService } from '../users/service';
 import { type Admission, admit } from './admission';
 import type { GatewayService } from './connector';
+import { newNonce, parseOfferedKey, SIGNATURE_NAMESPACE, verifyProof } from './key-proof';
 import type { TerminalTickets } from './terminal-tickets';
-import { UpstreamRefused } from './upstream';
+import { type UpstreamAuth, UpstreamRefused } from './upstream';
 
 export const WEB_TERMINAL_PATH = '/ws/ssh';
 /** A control frame is small JSON; anything larger is a client bug or hostile. */
 const MAX_CONTROL = 4096;
 
 type Admitted = Extract<Admission, { ok: true }>;
+
+/** A JSON control frame from the browser. */
+interface Frame {
+  type?: unknown;
+  password?: unknown;
+  method?: unknown;
+  key?: unknown;
+  signature?: unknown;
+  cols?: unknown;
+  rows?: unknown;
+}
 
 function size(value: string | null, fallback: number): number {
   const n = Number(value);
@@ -32,8 +45,11 @@ function refuse(socket: Duplex, status: number, message: string): void {
  * The web terminal's server end (`GET /ws/ssh?ticket=&cols=&rows=`, session type `web`). The ticket, from
  * `POST /api/terminal/tickets`, names the user, namespace and target; before the upgrade it is redeemed (once)
  * and its user goes through the same token check as every REST call (account, password-change stamp, membership).
- * The first text frame `{type:'auth', password}` signs in to the device as an SSH
- * password would, then binary frames carry the terminal both ways and `{type:'resize', cols, rows}` changes its
+ * The first text frame signs in to the device: `{type:'auth', password}` as an SSH password would, or
+ * `{type:'auth', method:'publickey', key}` with an OpenSSH public key line, which the gateway answers with
+ * `{type:'challenge', namespace, nonce}` and the browser with `{type:'signature', signature}` (key-proof.ts); the
+ * private key never leaves the browser, and the gateway signs in to the device with its own key as it does for
+ * SSH public-key sign-ins. Then binary frames carry the terminal both ways and `{type:'resize', cols, rows}` changes its
  * size. The gateway answers `{type:'error', message}` or `{type:'exit', code}` before it closes.
  */
 export class WebTerminal {
@@ -106,9 +122,10 @@ export class WebTerminal {
     let rows = opts.rows;
     const early: Buffer[] = [];
     let channel: ssh2.ClientChannel | undefined;
-    let password: string | undefined;
-    let onAuth: (() => void) | undefined;
     let admitted: Admitted | undefined;
+    // Sign-in frames ('auth', then 'signature' for a key) wait here until the step that reads them.
+    const pending: Frame[] = [];
+    let deliver: (() => void) | undefined;
     ws.on('message', (data: RawData, binary: boolean) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
       if (binary) {
@@ -117,15 +134,16 @@ export class WebTerminal {
         return;
       }
       if (buf.length > MAX_CONTROL) return this.fail(ws, 'control frame too large');
-      let frame: { type?: unknown; password?: unknown; cols?: unknown; rows?: unknown };
+      let frame: Frame;
       try {
         frame = JSON.parse(buf.toString('utf8'));
       } catch {
         return;
       }
-      if (frame.type === 'auth' && typeof frame.password === 'string' && password === undefined) {
-        password = frame.password;
-        onAuth?.();
+      if (!frame || typeof frame !== 'object') return;
+      if (frame.type === 'auth' || frame.type === 'signature') {
+        if (pending.length < 4) pending.push(frame);
+        deliver?.();
       } else if (frame.type === 'resize') {
         cols = size(String(frame.cols), cols);
         rows = size(String(frame.rows), rows);
@@ -136,6 +154,25 @@ export class WebTerminal {
         }
       }
     });
+    // The pre-auth timeout covers the whole sign-in, from the upgrade to the device's answer.
+    const deadline = Date.now() + this.deps.preAuthSeconds * 1000;
+    const next = (type: string) =>
+      new Promise<Frame | undefined>((resolve) => {
+        const look = () => {
+          const i = pending.findIndex((f) => f.type === type);
+          if (i === -1) return false;
+          clearTimeout(timer);
+          deliver = undefined;
+          resolve(pending.splice(i, 1)[0]);
+          return true;
+        };
+        const timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+        ws.once('close', () => {
+          clearTimeout(timer);
+          resolve(undefined);
+        });
+        if (!look()) deliver = look;
+      });
 
     const gateway = this.deps.gateway();
     const a = await admit(gateway.deps, opts.target, { ip: opts.ip, type: 'web' });
@@ -145,33 +182,67 @@ export class WebTerminal {
       void a.journal.end();
       return this.fail(ws, 'the device is not in the namespace of this sign-in');
     }
-    if (password === undefined) {
-      const waited = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), this.deps.preAuthSeconds * 1000);
-        onAuth = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        ws.once('close', () => resolve(false));
+    const refuse = (message: string, event?: { type: string; data: object }) => {
+      if (event) a.journal.event(event.type, 0, event.data);
+      void a.journal.end();
+      this.fail(ws, message);
+    };
+    const auth = await next('auth');
+    if (!auth) return refuse('no password or key was given in time');
+
+    let credential: UpstreamAuth;
+    let method: 'password' | 'publickey';
+    let fingerprint: string | undefined;
+    if (auth.method === 'publickey') {
+      method = 'publickey';
+      const key = typeof auth.key === 'string' ? parseOfferedKey(auth.key) : undefined;
+      if (!key) return refuse('the public key could not be read');
+      fingerprint = md5Fingerprint(key.blob);
+      const allowed = await gateway.publicKeys.allows(a.device.tenant_id, fingerprint, a.user, {
+        name: a.device.name,
+        tags: a.device.tags,
       });
-      if (!waited) {
-        void a.journal.end();
-        return this.fail(ws, 'no password was given in time');
-      }
+      if (!allowed)
+        return refuse(
+          `this key is not among the namespace's public keys for ${a.user} on ${a.device.name}; add it under Public keys`,
+          { type: 'auth-failed', data: { method, fingerprint } },
+        );
+      // Only now that the key would do: the browser signs a fresh nonce and sends back nothing but the signature.
+      const nonce = newNonce();
+      ws.send(
+        JSON.stringify({
+          type: 'challenge',
+          namespace: SIGNATURE_NAMESPACE,
+          nonce: nonce.toString('base64'),
+        }),
+      );
+      const answer = await next('signature');
+      if (!answer) return refuse('no signature was given in time');
+      if (typeof answer.signature !== 'string' || !verifyProof(key, nonce, answer.signature))
+        return refuse('the signature does not match the key', {
+          type: 'auth-failed',
+          data: { method, fingerprint },
+        });
+      credential = { privateKey: gateway.signer.privateKey };
+    } else if (typeof auth.password === 'string') {
+      method = 'password';
+      credential = { password: auth.password };
+    } else {
+      return refuse('the sign-in frame names no password or key');
     }
     let upstream: ssh2.Client;
     try {
-      upstream = await gateway.upstream(a, { password: password as string });
+      upstream = await gateway.upstream(a, credential);
     } catch (err) {
-      a.journal.event('auth-failed', 0, { method: 'password' });
-      void a.journal.end();
-      return this.fail(
-        ws,
-        err instanceof UpstreamRefused ? 'wrong user name or password' : 'the device is not reachable now',
-      );
+      if (err instanceof UpstreamRefused)
+        return refuse(method === 'password' ? 'wrong user name or password' : 'the device refused the key', {
+          type: 'auth-failed',
+          data: { method, ...(fingerprint ? { fingerprint } : {}) },
+        });
+      return refuse('the device is not reachable now', { type: 'refused', data: { reason: 'unreachable' } });
     }
     admitted = a;
-    a.journal.event('authenticated', 0, { method: 'password' });
+    a.journal.event('authenticated', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
     a.journal.update({ authenticated: true, term: 'xterm-256color' });
     const end = () => {
       upstream.end();

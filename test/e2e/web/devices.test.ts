@@ -222,17 +222,17 @@ describe('web console: a real device, accepted, reached and its session played b
     await page.getByRole('link', { name: 'Open terminal' }).click();
     await page.getByRole('heading', { name: 'Sign in to edge-web' }).waitFor();
     await expectAccessible(page, 'terminal sign-in');
-    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByLabel('Device password').fill('not-the-password');
     await page.getByRole('button', { name: 'Connect' }).click();
     await page.getByText('Wrong user name or password.').waitFor({ timeout: 20_000 });
     await expectAccessible(page, 'terminal refused');
-    await page.getByRole('button', { name: 'Change user or password' }).click();
+    // The refusal is said above the sign-in form, ready for another try.
     await page.getByRole('heading', { name: 'Sign in to edge-web' }).waitFor();
   });
 
   it('opens the web terminal with the device password, runs a command and sees its output', async () => {
     await page.getByLabel('Device user').fill('root');
-    await page.getByLabel('Password').fill(devicePassword);
+    await page.getByLabel('Device password').fill(devicePassword);
     await page.getByRole('button', { name: 'Connect' }).click();
     await page.getByText('Connected as root').waitFor({ timeout: 20_000 });
     await page.getByTestId('terminal').click();

@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
@@ -6,7 +9,8 @@ import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
 class WebTerminalClient {
   readonly ws: WebSocket;
   output = '';
-  readonly controls: { type: string; message?: string; code?: number }[] = [];
+  readonly controls: { type: string; message?: string; code?: number; nonce?: string; namespace?: string }[] =
+    [];
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly opened: Promise<void>;
   httpStatus: number | undefined;
@@ -34,6 +38,17 @@ class WebTerminalClient {
 
   type(text: string): void {
     this.ws.send(Buffer.from(text), { binary: true });
+  }
+
+  async nextControl(type: string, timeoutMs = 15_000) {
+    const started = Date.now();
+    for (;;) {
+      const found = this.controls.find((c) => c.type === type);
+      if (found) return found;
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`no ${type} frame; got ${JSON.stringify(this.controls)}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
@@ -146,6 +161,107 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
     expect(client.controls[0]?.message).to.equal(
       `device "absent" not found in namespace "${world.namespace}"`,
     );
+  });
+
+  /** A key made by the real ssh-keygen, and what it signs with `ssh-keygen -Y sign` (an SSHSIG file). */
+  const keygen = (name: string, type: 'ed25519' | 'ecdsa' | 'rsa') => {
+    const file = path.join(world.dir, `web-${name}`);
+    execFileSync('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', name, '-f', file]);
+    const line = readFileSync(`${file}.pub`, 'utf8').trim();
+    return {
+      line,
+      data: Buffer.from(line).toString('base64'),
+      /** The SSH signature blob inside `ssh-keygen -Y sign -n <namespace>`'s signature of `message`. */
+      sign(message: Buffer, namespace = 'gatehouse-web-terminal'): string {
+        const msg = `${file}.msg`;
+        writeFileSync(msg, message);
+        execFileSync('ssh-keygen', ['-q', '-Y', 'sign', '-f', file, '-n', namespace, msg]);
+        const armored = readFileSync(`${msg}.sig`, 'utf8');
+        const raw = Buffer.from(armored.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''), 'base64');
+        // MAGIC "SSHSIG", uint32 version, then strings: public key, namespace, reserved, hash, signature.
+        let at = 10;
+        const strings: Buffer[] = [];
+        for (let i = 0; i < 5; i++) {
+          const len = raw.readUInt32BE(at);
+          strings.push(raw.subarray(at + 4, at + 4 + len));
+          at += 4 + len;
+        }
+        execFileSync('rm', ['-f', msg, `${msg}.sig`]);
+        return (strings[4] as Buffer).toString('base64');
+      },
+    };
+  };
+  const register = async (name: string, data: string) => {
+    const res = await world.api('POST', '/api/sshkeys/public-keys', {
+      name,
+      data,
+      username: '.*',
+      filter: { hostname: '.*' },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  };
+
+  for (const type of ['ed25519', 'ecdsa', 'rsa'] as const) {
+    it(`signs in with an ${type} key: the browser's side sends the public key and one signature, never the key`, async () => {
+      const key = keygen(`key-${type}`, type);
+      await register(`web-${type}`, key.data);
+      const client = new WebTerminalClient(await url(world.owner.token, world.target()));
+      await client.opened;
+      client.control({ type: 'auth', method: 'publickey', key: key.line });
+      const challenge = await client.nextControl('challenge');
+      expect(challenge.namespace).to.equal('gatehouse-web-terminal');
+      const nonce = Buffer.from(challenge.nonce ?? '', 'base64');
+      expect(nonce).to.have.length(32);
+      client.control({ type: 'signature', signature: key.sign(nonce) });
+      await client.waitFor(/[#$] $/);
+      client.type('echo key-$((20 + 22))\r');
+      await client.waitFor(/key-42\r\n/);
+      client.type('exit\r');
+      expect((await client.closed).code).to.equal(1000);
+    });
+  }
+
+  it('refuses a key the namespace does not list before asking for any signature', async () => {
+    const stranger = keygen('stranger', 'ed25519');
+    const client = new WebTerminalClient(await url(world.owner.token, world.target()));
+    await client.opened;
+    client.control({ type: 'auth', method: 'publickey', key: stranger.line });
+    expect((await client.closed).code).to.equal(4000);
+    expect(client.controls.map((c) => c.type)).to.deep.equal(['error']);
+    expect(client.controls[0]?.message).to.match(
+      /not among the namespace's public keys for root on web-device/,
+    );
+  });
+
+  it('refuses a signature by another key, of another nonce, or in another namespace', async () => {
+    const listed = keygen('listed', 'ed25519');
+    await register('web-listed', listed.data);
+    const other = keygen('other', 'ed25519');
+    const attempts: ((nonce: Buffer) => string)[] = [
+      (nonce) => other.sign(nonce),
+      () => listed.sign(Buffer.alloc(32, 7)),
+      (nonce) => listed.sign(nonce, 'file'),
+      () => 'not a signature',
+    ];
+    for (const attempt of attempts) {
+      const client = new WebTerminalClient(await url(world.owner.token, world.target()));
+      await client.opened;
+      client.control({ type: 'auth', method: 'publickey', key: listed.line });
+      const challenge = await client.nextControl('challenge');
+      client.control({ type: 'signature', signature: attempt(Buffer.from(challenge.nonce ?? '', 'base64')) });
+      expect((await client.closed).code).to.equal(4000);
+      expect(client.controls.at(-1)).to.deep.equal({
+        type: 'error',
+        message: 'the signature does not match the key',
+      });
+      expect(client.output).to.equal('');
+    }
+    const sessions = await world.api('GET', '/api/sessions?per_page=100');
+    const refused = sessions.body.filter(
+      (s: { type: string; authenticated: boolean; events: { types: string[] } }) =>
+        s.type === 'web' && !s.authenticated && s.events.types.includes('auth-failed'),
+    );
+    expect(refused.length).to.be.at.least(attempts.length);
   });
 
   // Last: it changes the owner's password (and signs the owner in again for anything after it).

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { AgentProcess, eventually } from '../../../integration/devices/agent-process';
+import { completeSetup, launchBrowser } from './browser';
+import { type ConsoleServer, startConsoleServer } from './console-server';
+
+/** The device password of the agents these tests run (single-user mode, see AgentProcess). */
+export const DEVICE_PASSWORD = 'agent-secret';
+
+/**
+ * The real server serving the built console, the owner signed in through first-run setup in Chromium, and a real
+ * agent registered, accepted (through the API) and online: the start of every test that needs a device.
+ */
+export class DeviceWorld {
+  server!: ConsoleServer;
+  browser!: Browser;
+  context!: BrowserContext;
+  page!: Page;
+  agent!: AgentProcess;
+  auth!: { token: string; tenant: string; user: string };
+  uid!: string;
+  private keys = '';
+
+  static async start(opts: { hostname?: string; deviceScaleFactor?: number } = {}): Promise<DeviceWorld> {
+    const world = new DeviceWorld();
+    [world.server, world.browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
+    world.context = await world.browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      deviceScaleFactor: opts.deviceScaleFactor ?? 1,
+    });
+    world.page = await world.context.newPage();
+    await completeSetup(world.page, world.server.setupUrl);
+    await world.page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    world.auth = JSON.parse((await world.page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
+    world.keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-agent-'));
+    world.agent = new AgentProcess({
+      server: world.server.url,
+      tenant: world.auth.tenant,
+      keyPath: path.join(world.keys, 'device.key'),
+      identity: '02:00:00:00:00:43',
+      hostname: opts.hostname ?? 'edge-term',
+    });
+    await world.agent.waitFor(/pending acceptance/, 30_000);
+    world.uid = await world.agent.uid();
+    const accepted = await world.api(`/api/devices/${world.uid}/accept`, { method: 'PATCH' });
+    if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
+    await eventually(
+      async () =>
+        ((await (await world.api(`/api/devices/${world.uid}`)).json()) as { online: boolean }).online ||
+        undefined,
+      'the device to come online',
+      30_000,
+    );
+    return world;
+  }
+
+  api(p: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(`${this.server.url}${p}`, {
+      ...init,
+      headers: {
+        Authorization: `Bearer ${this.auth.token}`,
+        ...(init.body ? { 'Content-Type': 'application/json' } : {}),
+        ...init.headers,
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.agent?.stop();
+    await this.browser?.close();
+    await this.server?.stop();
+    if (this.keys) rmSync(this.keys, { recursive: true, force: true });
+  }
+}
