@@ -10,7 +10,9 @@ import {
   type DeviceAuthRequest,
   type DeviceAuthResult,
   fetchServerInfo,
+  ServerClock,
   ServerRefusal,
+  signedHeaders,
   signGatewayBlob,
   waitForAcceptance,
 } from './registration';
@@ -37,6 +39,8 @@ export class DeviceAgent {
   private readonly log: AgentLog;
   private ssh: AgentSshServer | undefined;
   private authRequest: DeviceAuthRequest | undefined;
+  private privateKey: string | undefined;
+  private readonly clock = new ServerClock();
   private token: string | undefined;
   private tunnel: MuxSession | undefined;
   private socket: WebSocket | undefined;
@@ -60,6 +64,7 @@ export class DeviceAgent {
       );
     }
     const hostname = deviceHostname(config.preferredHostname);
+    this.privateKey = key.privateKey;
     this.authRequest = {
       info: deviceInfo(),
       sessions: [],
@@ -83,7 +88,7 @@ export class DeviceAgent {
         `hostname ${hostname}, identity ${mac}, ${this.authRequest.info.platform}, sign-in by ${mode}`,
     );
     try {
-      const info = await fetchServerInfo(config.serverAddress, AGENT_VERSION);
+      const info = await fetchServerInfo(config.serverAddress, AGENT_VERSION, this.clock);
       log.info(`server version ${info.version}`);
     } catch (error) {
       log.warn(`server info unavailable: ${describeError(error)}`);
@@ -163,7 +168,12 @@ export class DeviceAgent {
   }
 
   private async authenticate(): Promise<DeviceAuthResult> {
-    const result = await authenticateDevice(this.config.serverAddress, this.authRequest!);
+    const result = await authenticateDevice(
+      this.config.serverAddress,
+      this.authRequest!,
+      this.privateKey!,
+      this.clock,
+    );
     this.token = result.token;
     return result;
   }
@@ -186,7 +196,11 @@ export class DeviceAgent {
     const url = new URL('/agent/connection', config.serverAddress);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url, {
-      headers: { authorization: `Bearer ${auth.token}` },
+      // The token says which device; the proof says this agent holds its key (agent protocol 2).
+      headers: {
+        authorization: `Bearer ${auth.token}`,
+        ...signedHeaders({ purpose: 'tunnel', uid: auth.uid }, this.privateKey!, this.clock),
+      },
       maxPayload: TUNNEL_MAX_MESSAGE,
       perMessageDeflate: false,
       handshakeTimeout: 10_000,

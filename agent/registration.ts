@@ -1,4 +1,38 @@
 import type { DeviceInfo } from './identity';
+import { type ProofSubject, proofHeaders } from './protocol';
+
+/**
+ * The server's clock as this agent last saw it (the Date header of every answer). Proofs carry the server's time,
+ * so a device whose own clock is wrong (no RTC, no NTP yet) still signs in.
+ */
+export class ServerClock {
+  private offsetSeconds = 0;
+
+  now(): number {
+    return Math.floor(Date.now() / 1000) + this.offsetSeconds;
+  }
+
+  learn(date: string | null | undefined): void {
+    const at = date ? Date.parse(date) : Number.NaN;
+    if (Number.isNaN(at)) return;
+    const offset = Math.round((at - Date.now()) / 1000);
+    // The Date header has whole seconds: only a real difference moves the clock.
+    this.offsetSeconds = Math.abs(offset) > 2 ? offset : 0;
+  }
+
+  get offset(): number {
+    return this.offsetSeconds;
+  }
+}
+
+/** The proof headers of agent protocol 2 for a request about `subject`, by the server's clock. */
+export function signedHeaders(
+  subject: ProofSubject,
+  privateKey: string,
+  clock: ServerClock,
+): Record<string, string> {
+  return proofHeaders(subject, privateKey, clock.now());
+}
 
 /** `GET /info` (SPEC.md section 3, Instance info). */
 export interface ServerInfo {
@@ -49,21 +83,49 @@ async function refusal(response: Response): Promise<ServerRefusal> {
   return new ServerRefusal(response.status, message);
 }
 
-export async function fetchServerInfo(server: URL, agentVersion: string): Promise<ServerInfo> {
+export async function fetchServerInfo(
+  server: URL,
+  agentVersion: string,
+  clock?: ServerClock,
+): Promise<ServerInfo> {
   const url = new URL('/info', server);
   url.searchParams.set('agent_version', agentVersion);
   const response = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  clock?.learn(response.headers.get('date'));
   if (!response.ok) throw await refusal(response);
   return (await response.json()) as ServerInfo;
 }
 
-export async function authenticateDevice(server: URL, request: DeviceAuthRequest): Promise<DeviceAuthResult> {
-  const response = await fetch(new URL('/api/devices/auth', server), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(request),
-    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
+/**
+ * `POST /api/devices/auth` with the proof that this agent holds the device key (agent protocol 2). A refusal for
+ * the clock is retried once, by the server's clock as its answer gave it.
+ */
+export async function authenticateDevice(
+  server: URL,
+  request: DeviceAuthRequest,
+  privateKey: string,
+  clock: ServerClock = new ServerClock(),
+): Promise<DeviceAuthResult> {
+  const subject: ProofSubject = {
+    purpose: 'register',
+    tenantId: request.tenant_id,
+    mac: request.identity.mac,
+    publicKey: request.public_key,
+    hostname: request.hostname,
+  };
+  const post = async () => {
+    const response = await fetch(new URL('/api/devices/auth', server), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signedHeaders(subject, privateKey, clock) },
+      body: JSON.stringify(request),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const before = clock.offset;
+    clock.learn(response.headers.get('date'));
+    return { response, clockMoved: clock.offset !== before };
+  };
+  let { response, clockMoved } = await post();
+  if (response.status === 401 && clockMoved) ({ response } = await post());
   if (!response.ok) throw await refusal(response);
   const result = (await response.json()) as Partial<DeviceAuthResult>;
   if (typeof result.uid !== 'string' || typeof result.token !== 'string') {

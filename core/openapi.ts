@@ -89,6 +89,15 @@ function operation(r: RegisteredRoute): Json {
       });
     }
   }
+  for (const [name, h] of Object.entries(r.schema.requestHeaders ?? {})) {
+    parameters.push({
+      name,
+      in: 'header',
+      required: h.required ?? false,
+      schema: { type: 'string' },
+      description: h.description,
+    });
+  }
   if (parameters.length) op.parameters = parameters;
   if (r.schema.body) {
     op.requestBody = { required: true, content: { 'application/json': { schema: clean(r.schema.body) } } };

@@ -133,6 +133,7 @@ const sidebars: SidebarsConfig = {
   developers: [
     'developers/agent/installing',
     'developers/agent/configuring',
+    'developers/agent/protocol',
     'developers/development',
     { type: 'link', label: 'Community API reference', href: '/developers/openapi/community' },
     { type: 'link', label: 'Cloud API reference', href: '/developers/openapi/cloud' },

@@ -12,6 +12,7 @@
  *        [steady-seconds]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -19,6 +20,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { backoffDelayMs } from '@gatehouse/agent/device-agent';
 import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/agent/mux/index';
+import { type ProofSubject, proofHeaders } from '@gatehouse/agent/protocol';
+import { AGENT_VERSION } from '@gatehouse/agent/version';
 import { WebSocket } from 'ws';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
 
@@ -144,6 +147,12 @@ class LoadAgent {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
+  /** The device key (Ed25519: quick to make for thousands of agents); registrations prove possession of it. */
+  private readonly key = generateKeyPairSync('ed25519', {
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+
   constructor(
     private readonly fleet: Fleet,
     private readonly n: number,
@@ -154,7 +163,7 @@ class LoadAgent {
       info: {
         id: 'debian',
         pretty_name: 'Debian GNU/Linux 12',
-        version: '0.1.0',
+        version: AGENT_VERSION,
         arch: 'amd64',
         platform: 'native',
       },
@@ -163,18 +172,33 @@ class LoadAgent {
       identity: {
         mac: `02:${[24, 16, 8, 0].map((s) => ((this.n >> s) & 255).toString(16).padStart(2, '0')).join(':')}:00`,
       },
-      public_key: `bench-key-${this.n}`,
+      public_key: this.key.publicKey,
       tenant_id: this.fleet.tenant,
     };
+  }
+
+  /** Agent protocol 2: what the request is about, signed with the device key (as the real agent does). */
+  private proof(subject: ProofSubject): Record<string, string> {
+    return proofHeaders(subject, this.key.privateKey);
   }
 
   /** The availability call; its latency is what the fleet reports. */
   async auth(): Promise<void> {
     const started = performance.now();
+    const body = this.body();
     const res = await fetch(`${this.fleet.url()}/api/devices/auth`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(this.body()),
+      headers: {
+        'content-type': 'application/json',
+        ...this.proof({
+          purpose: 'register',
+          tenantId: body.tenant_id,
+          mac: body.identity.mac,
+          publicKey: body.public_key,
+          hostname: body.hostname,
+        }),
+      },
+      body: JSON.stringify(body),
     });
     const answer = (await res.json()) as { uid: string; token: string };
     if (!res.ok) throw new Error(`auth answered ${res.status}`);
@@ -188,7 +212,10 @@ class LoadAgent {
     try {
       await this.auth();
       const ws = new WebSocket(`${this.fleet.url().replace('http', 'ws')}/agent/connection`, {
-        headers: { authorization: `Bearer ${this.token}` },
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...this.proof({ purpose: 'tunnel', uid: this.uid }),
+        },
         perMessageDeflate: false,
         maxPayload: TUNNEL_MAX_MESSAGE,
       });

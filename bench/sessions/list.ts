@@ -7,6 +7,7 @@
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/sessions/list.ts
  */
 import { randomBytes } from 'node:crypto';
+import { agentAuthRequest } from '../../test/support/device-keys';
 import { startServer } from '../../test/support/server';
 
 function percentile(sorted: number[], p: number): number {
@@ -21,18 +22,16 @@ async function main() {
     const { db, sessions } = server.kernel.container.cradle;
     const devices: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const res = await server.api('POST', '/api/devices/auth', {
-        body: {
-          info: { id: 'debian', pretty_name: 'Debian', version: '0.1.0', arch: 'amd64', platform: 'native' },
-          sessions: [],
+      const res = await server.api(
+        'POST',
+        '/api/devices/auth',
+        agentAuthRequest({
+          tenant: me.tenant,
           hostname: `bench-${i}`,
-          identity: {
-            mac: `02:00:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
-          },
-          public_key: `bench-key-${i}`,
-          tenant_id: me.tenant,
-        },
-      });
+          mac: `02:00:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+          keyLabel: `bench-key-${i}`,
+        }),
+      );
       devices.push(res.body.uid as string);
     }
     await db('devices')

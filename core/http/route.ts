@@ -18,6 +18,8 @@ export interface RouteSchema {
   response?: Record<number, TSchema | null>;
   /** Response headers worth documenting, by name. */
   headers?: Record<string, string>;
+  /** Request headers the call reads (documented as header parameters; the handler checks them). */
+  requestHeaders?: Record<string, { description: string; required?: boolean }>;
 }
 
 type Infer<S, K extends keyof RouteSchema> = S extends { [P in K]: infer X extends TSchema }

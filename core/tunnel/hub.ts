@@ -9,15 +9,19 @@ import {
   TUNNEL_MAX_MESSAGE,
   type Tunnel,
 } from '@gatehouse/agent/mux/index';
+import { AGENT_PROTOCOL, checkProof, PROOF_WINDOW_SECONDS, protocolRefusal } from '@gatehouse/agent/protocol';
 import { createWebSocketStream, WebSocket, WebSocketServer } from 'ws';
 import type { TokenService } from '../auth/tokens';
-import type { Cache } from '../cache';
+import { type Cache, createCache } from '../cache';
 import type { UpgradeHandler } from '../http/server';
 import type { Logger } from '../log';
 
 /** Whether a device may hold a tunnel, decided by the plugin that owns devices. */
 export type TunnelAdmission =
-  | { ok: true }
+  | {
+      ok: true /** The device's registered public key (PEM): the tunnel's proof is checked against it. */;
+      publicKey: string;
+    }
   | { ok: false; status: 401 | 403 | 404; message: string; deviceStatus?: string };
 
 /**
@@ -93,6 +97,8 @@ export class TunnelHub {
   private readonly log: Logger;
   private readonly presence: TunnelPresence;
   private readonly cache: Cache | undefined;
+  /** Nonces of tunnel proofs seen within the window (replay); the shared cache when there is one. */
+  private readonly nonces: Cache;
   private readonly address: () => string | undefined;
   /** This process, as leases name it. */
   readonly instanceId = randomBytes(8).toString('hex');
@@ -124,6 +130,7 @@ export class TunnelHub {
     this.log = deps.log.child({ part: 'tunnels' });
     this.presence = deps.tunnelPresence;
     this.cache = deps.cache;
+    this.nonces = deps.cache ?? createCache(undefined);
     this.address = () => deps.kernel?.internalAddress;
     this.timeoutMs = options.timeoutMs ?? 15_000;
     // Each tunnel is pinged once per interval, in its own second of it: thousands of pings (and their one
@@ -287,11 +294,13 @@ export class TunnelHub {
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     let device: { uid: string; tenantId: string };
+    let protocol: unknown;
     try {
       if (!bearer) throw new Error('no token');
       const claims = await this.tokens.verify(bearer, 'device');
       if (typeof claims.tenant !== 'string') throw new Error('no tenant');
       device = { uid: claims.sub, tenantId: claims.tenant };
+      protocol = claims.ap;
     } catch {
       refuse(socket, 401, { message: 'missing or malformed jwt or API token' });
       return true;
@@ -304,6 +313,13 @@ export class TunnelHub {
       });
       return true;
     }
+    // A device token alone (leaked, or issued before agent protocol 2) opens no tunnel: the agent proves here, for
+    // this tunnel, that it holds the device key, so no impostor's tunnel can replace the device's real one.
+    const refusal = await this.checkTunnelProof(req, device.uid, admission.publicKey, protocol);
+    if (refusal) {
+      refuse(socket, refusal.status, { message: refusal.message });
+      return true;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.attach(device.uid, ws, remoteAddress(req)).catch((err: unknown) => {
         // One agent's failed tunnel closes that tunnel only.
@@ -313,6 +329,31 @@ export class TunnelHub {
     });
     return true;
   };
+
+  /** Why the tunnel request does not prove possession of the device key, or undefined when it does. */
+  private async checkTunnelProof(
+    req: IncomingMessage,
+    uid: string,
+    publicKey: string,
+    tokenProtocol: unknown,
+  ): Promise<{ status: 401 | 403; message: string } | undefined> {
+    const proof = checkProof(req.headers, { purpose: 'tunnel', uid }, publicKey);
+    const refused = 'missing or malformed jwt or API token: device key proof refused';
+    if (!proof.ok) {
+      if (proof.reason === 'protocol') return { status: 403, message: protocolRefusal(proof.protocol) };
+      return { status: 401, message: `${refused}, ${proof.message}` };
+    }
+    if (tokenProtocol !== AGENT_PROTOCOL) {
+      return {
+        status: 401,
+        message: `${refused}, the device token predates agent protocol ${AGENT_PROTOCOL}`,
+      };
+    }
+    if (!(await this.nonces.setIfAbsent(`agent-proof:${proof.nonce}`, '1', 2 * PROOF_WINDOW_SECONDS))) {
+      return { status: 401, message: `${refused}, it was used before` };
+    }
+    return undefined;
+  }
 
   private async attach(uid: string, ws: WebSocket, remoteAddr: string): Promise<void> {
     // acceptTunnel binds its listeners before it returns, in the tick handleUpgrade hands the socket over: frames
@@ -419,6 +460,7 @@ export class TunnelHub {
         .catch((err: unknown) => this.log.error({ err }, 'offline write failed'));
     }
     this.wss.close();
+    if (!this.cache) await this.nonces.close();
   }
 }
 

@@ -40,23 +40,31 @@ export async function registerDevice(
   opts: { platform?: 'native' | 'docker'; accept?: boolean; tag?: string } = {},
 ): Promise<{ uid: string; token: string }> {
   const n = ++macs;
-  const pem = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const answer = await authenticateDevice(new URL(server.url), {
-    info: {
-      id: 'debian',
-      pretty_name: 'Debian GNU/Linux 12',
-      version: '0.1.0',
-      arch: 'amd64',
-      platform: opts.platform ?? 'native',
-    },
-    sessions: [],
-    hostname: `sec-${n}`,
-    identity: {
-      mac: `02:00:5e:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`,
-    },
-    public_key: pem,
-    tenant_id: side.tenant,
+  // The agent proves it holds the device key (agent protocol 2), so the device gets a whole key pair.
+  const key = generateKeyPairSync('ed25519', {
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
   });
+  const answer = await authenticateDevice(
+    new URL(server.url),
+    {
+      info: {
+        id: 'debian',
+        pretty_name: 'Debian GNU/Linux 12',
+        version: '0.1.0',
+        arch: 'amd64',
+        platform: opts.platform ?? 'native',
+      },
+      sessions: [],
+      hostname: `sec-${n}`,
+      identity: {
+        mac: `02:00:5e:00:${(n >> 8).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}`,
+      },
+      public_key: key.publicKey,
+      tenant_id: side.tenant,
+    },
+    key.privateKey,
+  );
   const base = opts.platform === 'docker' ? '/api/containers' : '/api/devices';
   if (opts.accept) {
     const res = await server.api('PATCH', `${base}/${answer.uid}/accept`, { token: side.ownerToken });

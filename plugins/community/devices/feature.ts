@@ -1,3 +1,4 @@
+import { AGENT_PROTOCOL } from '@gatehouse/agent/protocol';
 import { type RegisterContext, TunnelHub, Unauthorized } from '@gatehouse/core';
 import { asClass, asFunction } from 'awilix';
 import { statsRoutes } from '../stats/routes';
@@ -53,6 +54,8 @@ export function registerDevices(ctx: RegisterContext): void {
     // A device token stands only while its device exists in the token's namespace and is not removed.
     device: async (claims) => {
       if (typeof claims.tenant !== 'string') throw new Unauthorized();
+      // Only tokens issued after a proof of possession of the device key (agent protocol 2).
+      if (claims.ap !== AGENT_PROTOCOL) throw new Unauthorized();
       const row = (await ctx
         .resolve('db')('devices')
         .where({ uid: claims.sub, tenant_id: claims.tenant })

@@ -16,12 +16,12 @@ export class DevicePresence implements TunnelPresence {
     // Both columns: a token of one namespace never admits a device of another.
     const row = (await this.db('devices')
       .where({ uid: device.uid, tenant_id: device.tenantId })
-      .first('status')) as { status: string } | undefined;
+      .first('status', 'public_key')) as { status: string; public_key: string } | undefined;
     if (!row) return { ok: false, status: 404, message: 'device not found' };
     if (row.status !== 'accepted') {
       return { ok: false, status: 403, message: `device is ${row.status}`, deviceStatus: row.status };
     }
-    return { ok: true };
+    return { ok: true, publicKey: row.public_key };
   }
 
   async online(uid: string, remoteAddr: string): Promise<void> {

@@ -13,6 +13,20 @@ import { type DeviceKind, deviceSortFields } from './service';
 
 const uidParams = T.Object({ uid: deviceUid });
 
+/** The proof of possession an agent sends with its registration (agent/protocol.ts). */
+const agentProofHeaders = {
+  'X-Gatehouse-Agent-Protocol': { description: 'Agent protocol version: 2.', required: true },
+  'X-Gatehouse-Timestamp': {
+    description: 'Unix seconds by the server clock (the agent corrects by the Date header); within 300 s.',
+    required: true,
+  },
+  'X-Gatehouse-Nonce': { description: '16 to 64 base64url characters, never reused.', required: true },
+  'X-Gatehouse-Signature': {
+    description: 'Base64 signature by the device private key over the proof text (agent protocol 2).',
+    required: true,
+  },
+};
+
 /** The agent's registration and availability call (DESIGN.md section 6, 2); repeated every 30 s. */
 function agentAuth(path: string, summary: string) {
   return defineRoute({
@@ -21,12 +35,20 @@ function agentAuth(path: string, summary: string) {
     auth: ['none'],
     summary,
     description:
-      'New devices are pending. Unknown tenant: 404; malformed body: 400. Agents repeat this call as their ' +
-      'availability signal, so it is a single UPSERT.',
+      'New devices are pending. Agent protocol 2: the request carries X-Gatehouse-Agent-Protocol: 2, ' +
+      'X-Gatehouse-Timestamp (unix seconds), X-Gatehouse-Nonce (fresh, base64url) and X-Gatehouse-Signature ' +
+      '(base64, by the device private key over the proof text of agent/protocol.ts), proving the agent holds ' +
+      'the key of public_key. No or another protocol: 403 with a message to update the agent; a bad, stale or ' +
+      'replayed proof: 401; a public_key that is not a PEM public key: 400 ["public_key"]; unknown tenant: 404. ' +
+      'Agents repeat this call as their availability signal, so it is a single UPSERT.',
     tags: ['devices'],
-    schema: { body: deviceAuthBody, response: { 200: deviceAuthAnswer, 404: null } },
+    schema: {
+      body: deviceAuthBody,
+      requestHeaders: agentProofHeaders,
+      response: { 200: deviceAuthAnswer, 401: null, 403: null, 404: null },
+    },
     async handler({ body, ctx, services }) {
-      return services.devices.authenticate(body, ctx.ip);
+      return services.devices.authenticate(body, ctx.ip, ctx.headers);
     },
   });
 }

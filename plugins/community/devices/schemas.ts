@@ -67,6 +67,12 @@ export const device = T.Object({
   tags: T.Array(T.String()),
   public_url: T.Boolean(),
   acceptable: T.Boolean({ description: 'Whether accepting it now would succeed within the device limit.' }),
+  identity_conflict: T.Union([T.Object({ uid: deviceUid, name: T.String() }), T.Null()], {
+    description:
+      'On a device not accepted: the accepted device of the namespace with the same identity (MAC) but another ' +
+      'key, else null. This registration is another device (a reinstalled agent, or an impostor); accepting it ' +
+      'never replaces that one.',
+  }),
 });
 
 export const deviceUpdate = T.Object(

@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { AGENT_PROTOCOL, checkProof, PROOF_WINDOW_SECONDS, protocolRefusal } from '@gatehouse/agent/protocol';
 import {
   applyFilter,
+  type Cache,
   Conflict,
   type FilterField,
+  Forbidden,
   fromDatabaseError,
   type Hooks,
+  Invalid,
   NotFound,
   PaymentRequired,
   paginate,
@@ -12,6 +17,7 @@ import {
   TenantStore,
   type TokenService,
   type TunnelHub,
+  Unauthorized,
 } from '@gatehouse/core';
 import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
@@ -54,6 +60,8 @@ export interface DeviceRow {
   online: boolean;
   /** Joined from namespaces. */
   namespace: string;
+  /** Computed: an accepted device of the namespace with this identity and another key. */
+  identity_conflict: { uid: string; name: string } | null;
 }
 
 /** The Device entity as the API answers it (SPEC.md section 3). */
@@ -75,6 +83,12 @@ export interface DeviceView {
   tags: string[];
   public_url: boolean;
   acceptable: boolean;
+  /**
+   * Set on a device that is not accepted when an accepted device of the namespace has the same identity (MAC) but
+   * another key: this registration is another device (a reinstalled agent or an impostor), and accepting it
+   * never replaces that one.
+   */
+  identity_conflict: { uid: string; name: string } | null;
 }
 
 /** SPEC.md sections 4 and 9: a removed device keeps its slot, and may come back, for 720 hours. */
@@ -140,6 +154,7 @@ export class DeviceService {
   private readonly db: Knex;
   private readonly hooks: Hooks;
   private readonly tokens: TokenService;
+  private readonly cache: Cache;
   private readonly hub: () => TunnelHub;
   private readonly waits: AcceptanceWaits;
 
@@ -149,11 +164,13 @@ export class DeviceService {
     tokens: TokenService;
     tunnelHub: TunnelHub;
     acceptanceWaits: AcceptanceWaits;
+    cache: Cache;
   }) {
     this.db = deps.db;
     this.hooks = deps.hooks;
     this.tokens = deps.tokens;
     this.waits = deps.acceptanceWaits;
+    this.cache = deps.cache;
     // Resolved late: the hub depends on presence, which depends on this service.
     this.hub = () => deps.tunnelHub;
   }
@@ -165,7 +182,9 @@ export class DeviceService {
   async authenticate(
     body: Static<typeof deviceAuthBody>,
     remoteAddr: string,
+    headers: IncomingHttpHeaders,
   ): Promise<{ uid: string; token: string; name: string; namespace: string }> {
+    await this.checkPossession(body, headers);
     const uid = deviceUidFor(body.tenant_id, body.identity.mac, body.public_key);
     const info = {
       id: body.info.id,
@@ -202,8 +221,50 @@ export class DeviceService {
     );
     const row = result.rows[0];
     if (!row) throw new NotFound('namespace');
-    const token = await this.tokens.sign({ kind: 'device', sub: row.uid, tenant: body.tenant_id });
+    // `ap`: issued after a proof of possession (agent protocol 2); device tokens without it are refused.
+    const token = await this.tokens.sign({
+      kind: 'device',
+      sub: row.uid,
+      tenant: body.tenant_id,
+      ap: AGENT_PROTOCOL,
+    });
     return { uid: row.uid, token, name: row.name, namespace: row.namespace };
+  }
+
+  /**
+   * The agent proves it holds the private key of `public_key` (agent/protocol.ts): a signature over this
+   * registration's tenant, identity, key and hostname, a timestamp within the window and a nonce never seen
+   * before. The presented key is the key on record: a device's uid is derived from its key, so another key is
+   * another device, never this one. Agents of protocol 1 (no proof) get a 403 saying to update.
+   */
+  private async checkPossession(
+    body: Static<typeof deviceAuthBody>,
+    headers: IncomingHttpHeaders,
+  ): Promise<void> {
+    const check = checkProof(
+      headers,
+      {
+        purpose: 'register',
+        tenantId: body.tenant_id,
+        mac: body.identity.mac,
+        publicKey: body.public_key,
+        hostname: body.hostname,
+      },
+      body.public_key,
+    );
+    if (!check.ok) {
+      if (check.reason === 'protocol')
+        throw new Forbidden(protocolRefusal(check.protocol, body.info.version));
+      if (check.reason === 'key') throw new Invalid(['public_key']);
+      throw new Unauthorized(
+        `missing or malformed jwt or API token: device key proof refused, ${check.message}`,
+      );
+    }
+    if (!(await this.cache.setIfAbsent(`agent-proof:${check.nonce}`, '1', 2 * PROOF_WINDOW_SECONDS))) {
+      throw new Unauthorized(
+        'missing or malformed jwt or API token: device key proof refused, it was used before',
+      );
+    }
   }
 
   /** The device the SSH gateway should reach: by `namespace.name` (accepted first) or by uid. */
@@ -435,16 +496,21 @@ export class DeviceService {
   }
 
   private select(qb: Knex.QueryBuilder): Knex.QueryBuilder {
-    return qb
-      .join('namespaces', 'namespaces.tenant_id', 'devices.tenant_id')
-      .select(
-        'devices.*',
-        'namespaces.name as namespace',
-        this.db.raw(
-          '(devices.connected and devices.last_seen > now() - make_interval(secs => ?)) as online',
-          [ONLINE_WINDOW_SECONDS],
-        ),
-      );
+    return qb.join('namespaces', 'namespaces.tenant_id', 'devices.tenant_id').select(
+      'devices.*',
+      'namespaces.name as namespace',
+      this.db.raw('(devices.connected and devices.last_seen > now() - make_interval(secs => ?)) as online', [
+        ONLINE_WINDOW_SECONDS,
+      ]),
+      // Only for devices not accepted (a one-time filter for the others), and a device's uid comes from its key:
+      // the same identity under another uid is the same identity with another key.
+      this.db.raw(
+        `(select json_build_object('uid', o.uid, 'name', o.name) from devices o
+             where devices.status <> 'accepted' and o.tenant_id = devices.tenant_id and o.status = 'accepted'
+               and o.uid <> devices.uid and o.identity->>'mac' = devices.identity->>'mac'
+             limit 1) as identity_conflict`,
+      ),
+    );
   }
 
   private async limit(store: TenantStore): Promise<{ max: number; used: number }> {
@@ -496,5 +562,6 @@ export function view(row: DeviceRow, isAcceptable: boolean): DeviceView {
     tags: row.tags ?? [],
     public_url: row.public_url,
     acceptable: isAcceptable,
+    identity_conflict: row.identity_conflict ?? null,
   };
 }

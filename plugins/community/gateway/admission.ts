@@ -14,6 +14,8 @@ export interface SshDevice {
   status: string;
   online: boolean;
   tags: string[];
+  /** The device key (PEM): the agent's SSH host key must be this key. */
+  public_key: string;
 }
 
 /** The devices feature, as the gateway uses it. */

@@ -11,7 +11,7 @@ import { UserAgentRelay } from './agent-forwarding';
 import { sendBanner } from './banner';
 import { bridgeSession } from './bridge';
 import type { LiveSessions } from './live';
-import { connectUpstream, type UpstreamAuth, UpstreamRefused } from './upstream';
+import { connectUpstream, HostKeyMismatch, type UpstreamAuth, UpstreamRefused } from './upstream';
 
 const METHODS: Array<'publickey' | 'password'> = ['publickey', 'password'];
 /** How long signing in to the agent through the tunnel may take. */
@@ -67,7 +67,13 @@ export class GatewayService implements GatewayConnector {
   /** Opens a tunnel stream to the device and signs in to its agent. */
   async upstream(a: Admitted, auth: UpstreamAuth, agent?: ssh2.BaseAgent): Promise<ssh2.Client> {
     const stream = await this.deps.tunnels().open(a.device.uid, { kind: 'ssh' });
-    return connectUpstream(stream, { username: a.user, auth, agent, timeoutMs: UPSTREAM_TIMEOUT_MS });
+    return connectUpstream(stream, {
+      username: a.user,
+      auth,
+      agent,
+      timeoutMs: UPSTREAM_TIMEOUT_MS,
+      hostKey: a.device.public_key,
+    });
   }
 }
 
@@ -182,6 +188,15 @@ class GatewayConnection {
       if (err instanceof UpstreamRefused) {
         a.journal.event('auth-failed', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
         return ctx.reject(METHODS);
+      }
+      if (err instanceof HostKeyMismatch) {
+        this.gw.log.warn({ device: a.device.uid, ip: this.ip }, 'device host key mismatch: sign-in refused');
+        a.journal.event('refused', 0, { reason: 'host-key' });
+        return this.refuse(
+          ctx,
+          `gatehouse: device ${a.device.namespace}.${a.device.name} answered with a host key that is not its ` +
+            'registered key; the sign-in was stopped before any credential was sent',
+        );
       }
       this.gw.log.warn({ err: (err as Error).message, device: a.device.uid }, 'device unreachable');
       a.journal.event('refused', 0, { reason: 'unreachable' });

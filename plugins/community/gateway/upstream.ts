@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import ssh2, {
   type Algorithms,
@@ -24,13 +25,34 @@ export class UpstreamRefused extends Error {
   override name = 'UpstreamRefused';
 }
 
+/** The agent at the end of the tunnel showed a host key other than the device's registered key. */
+export class HostKeyMismatch extends Error {
+  override name = 'HostKeyMismatch';
+}
+
+/**
+ * Whether the SSH host key an agent offers (the SSH wire blob) is the device key on record (PEM). Compared as SPKI
+ * DER, so the encodings of the two do not matter; anything unreadable is a mismatch.
+ */
+export function isDeviceKey(offered: Buffer, registeredPem: string): boolean {
+  try {
+    const parsed = ssh2.utils.parseKey(offered);
+    const key = Array.isArray(parsed) ? parsed[0] : parsed;
+    if (!key || key instanceof Error) return false;
+    const der = (pem: string) => createPublicKey(pem).export({ type: 'spki', format: 'der' });
+    return der(key.getPublicPEM()).equals(der(registeredPem));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Signs in to the device's agent over `stream` as `username`. Resolves with the ready client, or rejects with
  * UpstreamRefused when the agent said no to the credentials (and with the transport error otherwise).
  */
 export function connectUpstream(
   stream: Duplex,
-  opts: { username: string; auth: UpstreamAuth; agent?: BaseAgent; timeoutMs: number },
+  opts: { username: string; auth: UpstreamAuth; agent?: BaseAgent; timeoutMs: number; hostKey: string },
 ): Promise<ssh2.Client> {
   return new Promise((resolve, reject) => {
     const client = new ssh2.Client();
@@ -39,6 +61,7 @@ export function connectUpstream(
         ? { type: 'password', username: opts.username, password: opts.auth.password }
         : { type: 'publickey', username: opts.username, key: opts.auth.privateKey };
     let settled = false;
+    let mismatch = false;
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
@@ -52,6 +75,7 @@ export function connectUpstream(
     });
     // Errors after sign-in surface as 'close' to whoever holds the client.
     client.on('error', (err: Error & { level?: string }) => {
+      if (mismatch) return fail(new HostKeyMismatch('the agent showed a host key other than the device key'));
       fail(
         err.level === 'client-authentication' ? new UpstreamRefused('the device refused the sign-in') : err,
       );
@@ -67,8 +91,12 @@ export function connectUpstream(
       readyTimeout: opts.timeoutMs,
       keepaliveInterval: 15_000,
       keepaliveCountMax: 4,
-      // The tunnel stream is already tied to the device's token; the agent's host key is its device key.
-      hostVerifier: () => true,
+      // The agent's host key is its device key: anything else is not the device, and it gets no credential (the
+      // password or key sign-in is sent only after this check).
+      hostVerifier: (key: Buffer) => {
+        mismatch = !isDeviceKey(key, opts.hostKey);
+        return !mismatch;
+      },
     });
   });
 }

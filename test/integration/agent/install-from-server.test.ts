@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { architecture } from '../../../agent/identity';
 import { bundleFileName, installScriptPath } from '../../../agent/packaging/bundle';
+import { AGENT_VERSION } from '../../../agent/version';
 import { GatehouseServer } from './gatehouse-server';
 import { run } from './openssh-client';
 
@@ -105,7 +106,7 @@ describe('installing the agent from the server with the documented command', fun
     // Run what was installed as the unit would (its settings file), from its own tree: no checkout modules.
     const entry = join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs');
     expect(execFileSync(process.execPath, [entry, '--version'], { encoding: 'utf8' }).trim()).to.equal(
-      '0.1.0',
+      AGENT_VERSION,
     );
     const unitEnv = Object.fromEntries(
       settings

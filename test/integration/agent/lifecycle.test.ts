@@ -5,6 +5,7 @@ import { type AddressInfo, createConnection, createServer as createTcpServer, ty
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { AGENT_VERSION } from '../../../agent/version';
 import { AgentProcess } from './agent-process';
 import { GatehouseServer } from './gatehouse-server';
 
@@ -86,7 +87,7 @@ describe('gatehouse-agent lifecycle against the real server', function () {
     expect(call.hostname).to.equal('lab-device');
     expect(call.sessions).to.deep.equal([]);
     expect(call.public_key).to.match(/^-----BEGIN PUBLIC KEY-----\n/);
-    expect(call.info.version).to.equal('0.1.0');
+    expect(call.info.version).to.equal(AGENT_VERSION);
 
     const uid = await agent.uid();
     expect(uid).to.match(/^[0-9a-f]{64}$/);
@@ -102,7 +103,7 @@ describe('gatehouse-agent lifecycle against the real server', function () {
     expect(device['identity']).to.deep.equal({ mac });
     expect(String(device['public_key']).trim()).to.equal(call.public_key.trim());
     const info = device['info'] as Record<string, string>;
-    expect(info['version']).to.equal('0.1.0');
+    expect(info['version']).to.equal(AGENT_VERSION);
     expect(info['platform']).to.be.oneOf(['docker', 'native']);
     expect(info['arch']).to.be.a('string').and.not.equal('');
     expect(info['id']).to.be.a('string').and.not.equal('');

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { AgentProcess, eventually } from './agent-process';
 
@@ -26,16 +27,16 @@ describe('devices: online within seconds of acceptance', function () {
   /** Registers as an agent does and answers the device's uid and token. */
   const register = async (on: TestServer = server) => {
     n += 1;
-    const res = await on.api('POST', '/api/devices/auth', {
-      body: {
-        info: { id: 'debian', pretty_name: 'Debian', version: '0.1.0', arch: 'amd64', platform: 'native' },
-        sessions: [],
+    const res = await on.api(
+      'POST',
+      '/api/devices/auth',
+      agentAuthRequest({
+        tenant: me.tenant,
         hostname: `waiter-${n}`,
-        identity: { mac: `02:00:00:00:30:${n.toString(16).padStart(2, '0')}` },
-        public_key: `-----BEGIN PUBLIC KEY-----\nwait-key-${n}\n-----END PUBLIC KEY-----`,
-        tenant_id: me.tenant,
-      },
-    });
+        mac: `02:00:00:00:30:${n.toString(16).padStart(2, '0')}`,
+        keyLabel: `wait-key-${n}`,
+      }),
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body as { uid: string; token: string };
   };
@@ -133,16 +134,16 @@ describe('devices: online within seconds of acceptance', function () {
     const other = await startServer();
     try {
       const owner = await other.setup();
-      const res = await other.api('POST', '/api/devices/auth', {
-        body: {
-          info: { id: 'debian', pretty_name: 'Debian', version: '0.1.0', arch: 'amd64', platform: 'native' },
-          sessions: [],
+      const res = await other.api(
+        'POST',
+        '/api/devices/auth',
+        agentAuthRequest({
+          tenant: owner.tenant,
           hostname: 'stopper',
-          identity: { mac: '02:00:00:00:32:01' },
-          public_key: '-----BEGIN PUBLIC KEY-----\nstop-key\n-----END PUBLIC KEY-----',
-          tenant_id: owner.tenant,
-        },
-      });
+          mac: '02:00:00:00:32:01',
+          keyLabel: 'stop-key',
+        }),
+      );
       const held = wait(other, res.body.token, 55).catch((e: Error) => ({
         status: 0,
         body: e.message,

@@ -1,5 +1,6 @@
 import { PaymentRequired } from '@gatehouse/core';
 import { expect } from 'chai';
+import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 type Platform = 'native' | 'docker';
@@ -20,22 +21,17 @@ describe('devices: the API', function () {
     n: number,
     opts: { hostname?: string; platform?: Platform; key?: string } = {},
   ) => {
-    const res = await server.api('POST', '/api/devices/auth', {
-      body: {
-        info: {
-          id: 'debian',
-          pretty_name: 'Debian GNU/Linux 12',
-          version: '0.1.0',
-          arch: 'amd64',
-          platform: opts.platform ?? 'native',
-        },
-        sessions: [],
+    const res = await server.api(
+      'POST',
+      '/api/devices/auth',
+      agentAuthRequest({
+        tenant,
         hostname: opts.hostname ?? `node-${n}`,
-        identity: { mac: `02:00:00:00:10:${String(n).padStart(2, '0')}` },
-        public_key: opts.key ?? `-----BEGIN PUBLIC KEY-----\nkey-${n}\n-----END PUBLIC KEY-----`,
-        tenant_id: tenant,
-      },
-    });
+        mac: `02:00:00:00:10:${String(n).padStart(2, '0')}`,
+        keyLabel: opts.key ?? `key-${n}`,
+        ...(opts.platform ? { platform: opts.platform } : {}),
+      }),
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body as { uid: string; token: string; name: string; namespace: string };
   };
@@ -66,28 +62,23 @@ describe('devices: the API', function () {
     expect((await register(other.tenant, 1)).uid).not.to.equal(a.uid);
     expect((await register(me.tenant, 2, { hostname: '' })).name).to.equal('02-00-00-00-10-02');
 
-    const alias = await server.api('POST', '/api/auth/device', {
-      body: {
-        info: { id: 'x', pretty_name: 'x', version: '1', arch: 'amd64', platform: 'native' },
-        sessions: [],
-        hostname: 'alias',
-        identity: { mac: 'aa' },
-        public_key: 'k',
-        tenant_id: me.tenant,
-      },
-    });
+    const alias = await server.api(
+      'POST',
+      '/api/auth/device',
+      agentAuthRequest({ tenant: me.tenant, hostname: 'alias', mac: 'aa', keyLabel: 'alias' }),
+    );
     expect(alias.status).to.equal(200);
 
-    const unknown = await server.api('POST', '/api/devices/auth', {
-      body: {
-        info: { id: 'x', pretty_name: 'x', version: '1', arch: 'amd64', platform: 'native' },
-        sessions: [],
+    const unknown = await server.api(
+      'POST',
+      '/api/devices/auth',
+      agentAuthRequest({
+        tenant: '00000000-0000-4000-8000-000000000000',
         hostname: 'h',
-        identity: { mac: 'aa' },
-        public_key: 'k',
-        tenant_id: '00000000-0000-4000-8000-000000000000',
-      },
-    });
+        mac: 'aa',
+        keyLabel: 'alias',
+      }),
+    );
     expect(unknown.status).to.equal(404);
     const malformed = await server.api('POST', '/api/devices/auth', { raw: '{"info":', headers: {} });
     expect(malformed.status).to.equal(400);

@@ -7,6 +7,7 @@ import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/age
 import { TokenService } from '@gatehouse/core';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
+import { agentAuthRequest, deviceKey, tunnelHeaders } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { eventually } from './agent-process';
 
@@ -24,19 +25,21 @@ describe('devices: the tunnel endpoint under bad input', function () {
   const sockets: WebSocket[] = [];
 
   const register = async (n: number, tenant = me.tenant) => {
-    const res = await server.api('POST', '/api/devices/auth', {
-      body: {
-        info: { id: 'debian', pretty_name: 'Debian', version: '0.1.0', arch: 'amd64', platform: 'native' },
-        sessions: [],
+    const res = await server.api(
+      'POST',
+      '/api/devices/auth',
+      agentAuthRequest({
+        tenant,
         hostname: `tunnel-${n}`,
-        identity: { mac: `02:00:00:00:20:${String(n).padStart(2, '0')}` },
-        public_key: `key-${n}`,
-        tenant_id: tenant,
-      },
-    });
+        mac: `02:00:00:00:20:${String(n).padStart(2, '0')}`,
+        keyLabel: `key-${n}`,
+      }),
+    );
     expect(res.status).to.equal(200);
-    return res.body as { uid: string; token: string };
+    return { ...(res.body as { uid: string; token: string }), key: `key-${n}` };
   };
+  /** The proof of possession of the device key a real agent sends with its tunnel (agent protocol 2). */
+  const proof = (d: { uid: string; key: string }) => tunnelHeaders(d.uid, deviceKey(d.key).privateKey);
   const accepted = async (n: number) => {
     const d = await register(n);
     expect((await server.api('PATCH', `/api/devices/${d.uid}/accept`, { token: me.token })).status).to.equal(
@@ -46,10 +49,10 @@ describe('devices: the tunnel endpoint under bad input', function () {
   };
 
   /** Dials the tunnel endpoint; resolves with the socket once open, or the refusal status and body. */
-  const dial = (token: string | undefined) =>
+  const dial = (token: string | undefined, extra: Record<string, string> = {}) =>
     new Promise<{ ws: WebSocket } | { status: number; body: string }>((resolve, reject) => {
       const ws = new WebSocket(`${server.url.replace('http', 'ws')}/agent/connection`, {
-        headers: token ? { authorization: `Bearer ${token}` } : {},
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra },
         perMessageDeflate: false,
         maxPayload: TUNNEL_MAX_MESSAGE,
       });
@@ -127,7 +130,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
       status: 404,
     });
 
-    const pending = await dial(d.token);
+    const pending = await dial(d.token, proof(d));
     expect(pending).to.include({ status: 403 });
     expect(JSON.parse((pending as { body: string }).body)).to.deep.equal({
       message: 'device is pending',
@@ -139,7 +142,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
     const good = await accepted(10);
     const bad = await accepted(11);
     const worse = await accepted(12);
-    const goodDial = await dial(good.token);
+    const goodDial = await dial(good.token, proof(good));
     if (!('ws' in goodDial)) throw new Error(`good tunnel refused: ${goodDial.status}`);
     agentOn(goodDial.ws);
     await eventually(
@@ -147,7 +150,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
       'good tunnel',
     );
 
-    const badDial = await dial(bad.token);
+    const badDial = await dial(bad.token, proof(bad));
     if (!('ws' in badDial)) throw new Error('bad tunnel refused');
     const badClosed = once(badDial.ws, 'close');
     // Frame type 99 does not exist.
@@ -155,7 +158,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
     const [code] = await badClosed;
     expect(code).to.equal(1002);
 
-    const worseDial = await dial(worse.token);
+    const worseDial = await dial(worse.token, proof(worse));
     if (!('ws' in worseDial)) throw new Error('worse tunnel refused');
     const worseClosed = once(worseDial.ws, 'close');
     worseDial.ws.send(Buffer.alloc(TUNNEL_MAX_MESSAGE + 1));
@@ -173,7 +176,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
 
   it('lets a newer tunnel replace an older one without marking the device offline', async () => {
     const d = await accepted(20);
-    const first = await dial(d.token);
+    const first = await dial(d.token, proof(d));
     if (!('ws' in first)) throw new Error('first tunnel refused');
     agentOn(first.ws);
     await eventually(
@@ -181,7 +184,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
       'first tunnel',
     );
     const firstClosed = once(first.ws, 'close');
-    const second = await dial(d.token);
+    const second = await dial(d.token, proof(d));
     if (!('ws' in second)) throw new Error('second tunnel refused');
     agentOn(second.ws);
     await firstClosed;
@@ -192,7 +195,7 @@ describe('devices: the tunnel endpoint under bad input', function () {
 
   it('serves the offline call on the internal listener only', async () => {
     const d = await accepted(30);
-    const t = await dial(d.token);
+    const t = await dial(d.token, proof(d));
     if (!('ws' in t)) throw new Error('tunnel refused');
     agentOn(t.ws);
     await eventually(

@@ -1,6 +1,6 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
+import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /** The HTTP calls of public keys, firewall rules and sessions (SPEC.md section 7), without an agent. */
@@ -131,17 +131,16 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
   describe('POST /api/auth/ssh', () => {
     let deviceToken: string;
     before(async () => {
-      const { publicKey } = generateKeyPairSync('ed25519');
-      const res = await server.api('POST', '/api/devices/auth', {
-        body: {
-          info: { id: 'debian', pretty_name: 'Debian', version: '0.1.0', arch: 'amd64', platform: 'native' },
-          sessions: [],
+      const res = await server.api(
+        'POST',
+        '/api/devices/auth',
+        agentAuthRequest({
+          tenant: owner.tenant,
           hostname: 'signer',
-          identity: { mac: '02:00:00:00:09:09' },
-          public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-          tenant_id: owner.tenant,
-        },
-      });
+          mac: '02:00:00:00:09:09',
+          keyLabel: 'signer',
+        }),
+      );
       expect(res.status).to.equal(200);
       deviceToken = res.body.token;
     });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /**
@@ -21,22 +22,17 @@ describe('sessions: the device in each answer, and active sessions in the stats'
   /** Registers a new device, or again the device of an earlier call when `n` names it. */
   const register = async (tenant: string, opts: { platform?: 'native' | 'docker'; n?: number } = {}) => {
     const n = opts.n ?? ++mac;
-    const res = await server.api('POST', '/api/devices/auth', {
-      body: {
-        info: {
-          id: 'debian',
-          pretty_name: 'Debian GNU/Linux 12',
-          version: '0.1.0',
-          arch: 'amd64',
-          platform: opts.platform ?? 'native',
-        },
-        sessions: [],
+    const res = await server.api(
+      'POST',
+      '/api/devices/auth',
+      agentAuthRequest({
+        tenant,
         hostname: `host-${n}`,
-        identity: { mac: `02:00:00:00:20:${n.toString(16).padStart(2, '0')}` },
-        public_key: `-----BEGIN PUBLIC KEY-----\nsession-key-${n}\n-----END PUBLIC KEY-----`,
-        tenant_id: tenant,
-      },
-    });
+        mac: `02:00:00:00:20:${n.toString(16).padStart(2, '0')}`,
+        keyLabel: `session-key-${n}`,
+        ...(opts.platform ? { platform: opts.platform } : {}),
+      }),
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body.uid as string;
   };

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
+import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /**
@@ -20,16 +21,16 @@ describe('tags: namespace-wide list, rename and delete over devices, public keys
 
   const device = async (tenant: string, tags: string[], token: string) => {
     mac += 1;
-    const res = await server.api('POST', '/api/devices/auth', {
-      body: {
-        info: { id: 'debian', pretty_name: 'Debian', version: '0.1.0', arch: 'amd64', platform: 'native' },
-        sessions: [],
+    const res = await server.api(
+      'POST',
+      '/api/devices/auth',
+      agentAuthRequest({
+        tenant,
         hostname: `tagged-${mac}`,
-        identity: { mac: `02:00:00:00:30:${mac.toString(16).padStart(2, '0')}` },
-        public_key: `-----BEGIN PUBLIC KEY-----\ntag-key-${mac}\n-----END PUBLIC KEY-----`,
-        tenant_id: tenant,
-      },
-    });
+        mac: `02:00:00:00:30:${mac.toString(16).padStart(2, '0')}`,
+        keyLabel: `tag-key-${mac}`,
+      }),
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const uid = res.body.uid as string;
     if (tags.length)

@@ -28,7 +28,7 @@ import {
 import { useMemo, useState } from 'react';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
-import { limitExplanation, StatusBadge } from './list';
+import { conflictExplanation, limitExplanation, StatusBadge } from './list';
 import { sshCommand } from './ssh-command';
 import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
@@ -319,6 +319,11 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
         }
       />
       <div className="stack">
+        {d.identity_conflict ? (
+          <Alert kind="warn" title="Same identity as an accepted device, another key">
+            {conflictExplanation(d)}
+          </Alert>
+        ) : null}
         {d.status !== 'accepted' && d.acceptable === false ? (
           <Alert kind="warn" title="Device limit reached">
             {limitExplanation(undefined)}

@@ -63,6 +63,17 @@ export function limitExplanation(namespace: Namespace | undefined): string {
     : 'The namespace device limit is reached. Only devices removed in the last 30 days can come back; remove an accepted device to make room.';
 }
 
+/** Why a pending device carries the identity of an accepted one: it is another device, with another key. */
+export function conflictExplanation(device: Device): string {
+  const other = device.identity_conflict;
+  if (!other) return '';
+  return (
+    `The accepted device ${other.name} has the same identity (${device.identity?.mac ?? 'MAC'}) but another key. This is ` +
+    `a different device: a reinstalled agent, or someone impersonating ${other.name}. Accepting it does not ` +
+    `replace ${other.name}; if ${other.name} was reinstalled, remove it first.`
+  );
+}
+
 function useDebounced<T>(value: T, ms: number): T {
   const [debounced, setDebounced] = useState(value);
   useEffect(() => {
@@ -147,6 +158,11 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
             {ctx.row.original.status !== 'accepted' && ctx.row.original.acceptable === false ? (
               <span className="badge badge-warn" title={limitExplanation(namespace.data)}>
                 Limit reached
+              </span>
+            ) : null}
+            {ctx.row.original.identity_conflict ? (
+              <span className="badge badge-danger" title={conflictExplanation(ctx.row.original)}>
+                Another key
               </span>
             ) : null}
           </div>

@@ -44,6 +44,8 @@ export interface Device {
   tags?: string[];
   public_url?: boolean;
   acceptable?: boolean;
+  /** An accepted device with this identity but another key (this one is another device). */
+  identity_conflict?: { uid: string; name: string } | null;
 }
 
 export interface SessionEvent {
