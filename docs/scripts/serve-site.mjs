@@ -5,14 +5,51 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import compression from 'compression';
 import sirv from 'sirv';
 import { cleanDocsPath } from '../plugins/html-redirects/clean-path.mjs';
 
+const usage = `Usage: npm run docs:serve -- [--port <port>] [--host <host>] [--dir <build folder>]
+
+Serves the built docs site (npm run docs:build) as the public site is served.
+  --port <port>   port to listen on (default: PORT, else 3000; 0 picks a free port)
+  --host <host>   address to listen on (default: HOST, else 127.0.0.1)
+  --dir <folder>  the built site (default: DOCS_BUILD_DIR, else docs/build)
+  --no-open       accepted for docusaurus serve compatibility; nothing is opened anyway`;
+
+// The options of \`docusaurus serve\` that apply here, so \`npm run docs:serve -- --port 4000\` works as there.
+let options;
+try {
+  ({ values: options } = parseArgs({
+    options: {
+      port: { type: 'string', short: 'p' },
+      host: { type: 'string', short: 'h' },
+      dir: { type: 'string' },
+      'no-open': { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  }));
+} catch (error) {
+  console.error(`${error.message}\n\n${usage}`);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(usage);
+  process.exit(0);
+}
+
 const docsDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const buildDir = resolve(process.env.DOCS_BUILD_DIR ?? join(docsDir, 'build'));
-const port = Number(process.env.PORT ?? 3000);
-const host = process.env.HOST ?? '127.0.0.1';
+const buildDir = resolve(options.dir ?? (process.env.DOCS_BUILD_DIR || join(docsDir, 'build')));
+const portText = options.port ?? (process.env.PORT || '3000');
+const port = Number(portText);
+if (!/^\d+$/.test(portText) || port > 65535) {
+  console.error(`--port must be a whole number from 0 to 65535, got "${portText}"\n\n${usage}`);
+  process.exit(2);
+}
+const host = options.host ?? (process.env.HOST || '127.0.0.1');
 
 if (!existsSync(join(buildDir, 'index.html'))) {
   console.error(`No built site in ${buildDir}: run "npm run docs:build" first.`);
@@ -52,10 +89,15 @@ const server = createServer((req, res) => {
   });
 });
 
+server.once('error', (error) => {
+  console.error(`Cannot listen on ${host}:${port}: ${error.message}`);
+  process.exit(1);
+});
 server.listen(port, host, () => {
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
-  console.log(`Serving ${buildDir} at http://${host}:${actualPort}/`);
+  const shown = host.includes(':') ? `[${host}]` : host;
+  console.log(`Serving ${buildDir} at http://${shown}:${actualPort}/`);
 });
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

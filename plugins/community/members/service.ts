@@ -4,6 +4,7 @@ import {
   Forbidden,
   fromDatabaseError,
   type Hooks,
+  HttpError,
   NotFound,
   type Role,
   roleAtLeast,
@@ -63,7 +64,16 @@ export class MemberService {
       throw new Forbidden('you cannot grant a role above your own');
     const ns = await this.namespaces.get(tenantId);
     const user = await this.db('users').whereRaw('lower(email) = lower(?)', [email]).first('id', 'email');
-    if (!user) throw new NotFound('user');
+    if (!user) {
+      // Community adds existing accounts only (no sign-up, no e-mailed invitations): say what to do instead.
+      throw new HttpError(
+        404,
+        'no Gatehouse account has this e-mail address: the person needs an account first, which an instance ' +
+          'administrator creates on the server with `gatehouse user create --username <username> --email ' +
+          '<email> --password <password>`; then add them again',
+        { code: 'account_needed' },
+      );
+    }
     if (await this.db('namespace_members').where({ tenant_id: tenantId, user_id: user.id }).first('role')) {
       throw new Conflict(['email']);
     }

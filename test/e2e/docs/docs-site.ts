@@ -161,3 +161,28 @@ export async function guardedContext(
   });
   return context;
 }
+
+const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: ' ' };
+
+/** The text of a page's HTML without scripts, styles and code, one line per block. */
+export function visibleText(html: string): string {
+  return html
+    .replace(/<(script|style|pre|code|svg|template)\b[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<(br|\/p|\/div|\/li|\/h[1-6]|\/td|\/th|\/tr|\/summary|\/blockquote)\b[^>]*>/gi, '\n')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&(#?\w+);/g, (whole, name: string) =>
+      name.startsWith('#x')
+        ? String.fromCodePoint(Number.parseInt(name.slice(2), 16))
+        : name.startsWith('#') && name !== '#39'
+          ? String.fromCodePoint(Number(name.slice(1)))
+          : (entities[name] ?? whole),
+    );
+}
+
+/** Lines that are Markdown directive syntax left as text: `:::name`, `:::name[title]`, `::name`, a lone `:::`. */
+export function unrendered(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^:{2,}(?:[A-Za-z][\w-]*|\s*$)/.test(line) || /(^|\s):{3,}[A-Za-z]/.test(line));
+}

@@ -102,6 +102,23 @@ describe('web console: the owner manages keys, members and their own account', f
     await dialog.getByRole('button', { name: 'Cancel' }).click();
   });
 
+  it('says that an unknown e-mail address needs an account, and how an administrator makes one', async () => {
+    await page.goto(`${server.url}/settings/members`);
+    await page.getByRole('table', { name: 'Members' }).waitFor();
+    await page.getByRole('button', { name: 'Add member' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add a member' });
+    await dialog.getByLabel('Email').fill('nobody-yet@example.com');
+    await dialog.getByRole('button', { name: 'Add member' }).click();
+    const said = dialog.getByText('No Gatehouse account uses nobody-yet@example.com.', { exact: false });
+    await said.waitFor();
+    const text = (await said.textContent()) ?? '';
+    expect(text).to.contain('needs an account first');
+    expect(text).to.contain('npx gatehouse user create --username <username> --email nobody-yet@example.com');
+    expect(text).to.not.contain('no longer exists');
+    await expectAccessible(page, 'add member, unknown address');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   (process.env.TEST_DATABASE_URL ? it : it.skip)(
     'adds a member by e-mail and changes their role (the second account is made with the admin CLI, which needs PostgreSQL)',
     async () => {

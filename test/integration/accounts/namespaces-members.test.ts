@@ -123,6 +123,10 @@ describe('accounts: namespaces and members', function () {
       body: { email: 'nobody@example.com', role: 'observer' },
     });
     expect(nobody.status).to.equal(404);
+    // Community adds existing accounts only: the answer says the person needs one and how it is made.
+    expect(nobody.body.code).to.equal('account_needed');
+    expect(nobody.body.message).to.match(/needs an account first/);
+    expect(nobody.body.message).to.contain('gatehouse user create --username <username> --email <email>');
 
     const touchOwner = await server.api('PATCH', `/api/namespaces/${t}/members/${team.ids.owner}`, {
       token: team.tokens.administrator,

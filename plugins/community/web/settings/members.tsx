@@ -1,5 +1,6 @@
 import {
   Alert,
+  ApiError,
   Button,
   Card,
   Dialog,
@@ -21,6 +22,15 @@ import {
 } from '@gatehouse/web/shell';
 import { useState } from 'react';
 import { grantableRoles, roleLabels } from './roles';
+
+/** What a person adding an unknown e-mail address needs to know (community adds existing accounts only). */
+export function accountNeeded(email: string): string {
+  return (
+    `No Gatehouse account uses ${email}. The person needs an account first: an instance administrator ` +
+    `creates it on the server with "npx gatehouse user create --username <username> --email ${email} ` +
+    '--password <password>". Then add them here.'
+  );
+}
 
 export function MembersTab() {
   const { api } = useConsole();
@@ -190,13 +200,20 @@ export function MembersTab() {
         busy={action.pending}
         error={action.error}
         onSubmit={async () => {
-          const ok = await action.run(() =>
-            api.call('addMember', {
-              params: { tenant: ns.tenant_id },
-              body: { email: email.trim(), role },
-              context: 'Could not add the member',
-            }),
-          );
+          const ok = await action.run(async () => {
+            try {
+              await api.call('addMember', {
+                params: { tenant: ns.tenant_id },
+                body: { email: email.trim(), role },
+                context: 'Could not add the member',
+              });
+            } catch (error) {
+              // An unknown address: say what to do, not "it no longer exists".
+              if (error instanceof ApiError && error.status === 404)
+                throw new Error(accountNeeded(email.trim()));
+              throw error;
+            }
+          });
           if (ok) {
             toast(`${email.trim()} added`);
             setAdding(false);

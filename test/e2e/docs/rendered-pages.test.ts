@@ -1,0 +1,59 @@
+// Every built page is read as a person sees it (code blocks aside): an admonition or a
+// directive the Markdown pipeline did not render (`:::tip ...`, a lone `:::`, `::name`)
+// would be printed as raw text, as the getting-started page once did (issue 12, item 6).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { expect } from 'chai';
+import { buildDir, ensureDocsBuild, unrendered, visibleText } from './docs-site';
+
+function htmlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'assets' ? [] : htmlFiles(path);
+    return entry.name.endsWith('.html') ? [path] : [];
+  });
+}
+
+describe('every built docs page is rendered: no raw admonition or directive', function () {
+  this.timeout(600_000);
+  let pages: { name: string; text: string }[];
+
+  before(() => {
+    ensureDocsBuild();
+    pages = htmlFiles(buildDir).map((path) => ({
+      name: relative(buildDir, path),
+      text: visibleText(readFileSync(path, 'utf8')),
+    }));
+  });
+
+  it('recognises the raw forms it looks for, and leaves code and ordinary colons alone', () => {
+    const page = (body: string) => unrendered(visibleText(`<article>${body}</article>`));
+    expect(page('<p>:::tip Prefer not to run a server?</p><p>Cloud runs it.</p><p>:::</p>')).to.deep.equal([
+      ':::tip Prefer not to run a server?',
+      ':::',
+    ]);
+    expect(page('<p>:::caution[Not built yet]</p>')).to.deep.equal([':::caution[Not built yet]']);
+    expect(page('<p>::note</p><p>::youtube[intro]{#x}</p>')).to.deep.equal([
+      '::note',
+      '::youtube[intro]{#x}',
+    ]);
+    expect(page('<p>Listen on [::1]:8080 or ::ffff:127.0.0.1, time 10:30:00.</p>')).to.deep.equal([]);
+    expect(page('<pre><code>:::tip\nstd::string\n:::</code></pre><p>a <code>:::</code> b</p>')).to.deep.equal(
+      [],
+    );
+  });
+
+  it('builds the pages it checks, the getting-started tip among them as an admonition', () => {
+    expect(pages.length).to.be.greaterThan(100);
+    for (const name of ['overview/getting-started/index.html', 'next/overview/getting-started/index.html']) {
+      const html = readFileSync(join(buildDir, name), 'utf8');
+      const tip = /<div class="[^"]*theme-admonition-tip[^"]*"[\s\S]*?<\/div><\/div>/.exec(html)?.[0] ?? '';
+      expect(visibleText(tip), name).to.contain('Trying it on one machine?');
+    }
+  });
+
+  it('finds no unrendered admonition or directive on any page, released or next', () => {
+    const raw = pages.flatMap(({ name, text }) => unrendered(text).map((line) => `${name}: ${line}`));
+    expect(raw).to.deep.equal([]);
+  });
+});
