@@ -1,9 +1,12 @@
 import { once } from 'node:events';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import path from 'node:path';
 import Router from '@koa/router';
 import { type AwilixContainer, asValue, createContainer, InjectionMode, type Resolver } from 'awilix';
 import type { Knex } from 'knex';
+import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import { TokenService } from './auth/tokens';
 import { type Cache, createCache } from './cache';
@@ -62,6 +65,9 @@ export class Kernel {
   private readonly upgradeStops: (() => Promise<void>)[] = [];
   private readonly early: Middleware[] = [];
   private readonly internalSockets = new WeakSet<Socket>();
+  private readonly localSockets = new WeakSet<Socket>();
+  private localServer: Server | undefined;
+  private koa: Koa | undefined;
   private internalServer: Server | undefined;
   private readonly resolvers: CallerResolvers = {};
   private readonly jobs: NodeJS.Timeout[] = [];
@@ -222,7 +228,13 @@ export class Kernel {
       for (const p of this.plugins) await p.boot?.(ctx);
     });
     this.started = true;
-    if (this.opts.http !== false) await this.timed('http', () => this.listenHttp());
+    if (this.opts.http !== false) {
+      await this.timed('http', async () => {
+        // The local socket first: once HTTP answers, a CLI command already reaches this server.
+        await this.listenLocal();
+        await this.listenHttp();
+      });
+    }
     if (this.opts.ssh !== false) {
       await this.timed('ssh', async () => {
         this.gateway = new SshGateway(this.container, this.config, this.log.child({ part: 'ssh' }));
@@ -252,20 +264,65 @@ export class Kernel {
     };
   }
 
-  private async listenHttp(): Promise<void> {
+  /** The Koa application every listener serves (built once). */
+  private app(): Koa {
+    if (this.koa) return this.koa;
     const api = buildRouter(this.routes, this.container, {
       tokens: () => this.container.resolve('tokens' as never) as TokenService,
       resolvers: this.resolvers,
       isInternal: (ctx) => this.internalSockets.has(ctx.req.socket),
+      isLocal: (ctx) => this.localSockets.has(ctx.req.socket),
     });
     const ops = operationsRouter(this);
-    const app = createHttpApp({
+    this.koa = createHttpApp({
       config: this.config,
       log: this.log,
       metrics: this.metrics,
       routers: [ops, api],
       early: this.early,
     });
+    return this.koa;
+  }
+
+  /**
+   * The data directory's local socket (`gatehouse.sock`, owner-only): the same application, where requests without
+   * credentials are the operator's (`local` calls). The CLI sends its administration commands here, so a command
+   * beside a running server goes through the server, with the API's validation and request log.
+   */
+  async listenLocal(): Promise<void> {
+    const file = localSocketPath(this.config.dataDir);
+    if (file.length > 100) {
+      this.log.warn(
+        { file },
+        'data directory path too long for a local socket; the CLI cannot reach this server',
+      );
+      return;
+    }
+    mkdirSync(this.config.dataDir, { recursive: true });
+    if (existsSync(file)) {
+      // A socket another live server answers on is left alone; one left by a killed process is replaced.
+      if (await answers(file)) {
+        this.log.warn({ file }, 'another server answers on the local socket; this one does not listen there');
+        return;
+      }
+      rmSync(file, { force: true });
+    }
+    const local = createServer({ keepAliveTimeout: 5_000, requestTimeout: 120_000 }, this.app().callback());
+    local.on('connection', (socket: Socket) => this.localSockets.add(socket));
+    // Owner-only from its creation (the bind happens within listen); the mask is put back at once.
+    const umask = process.umask(0o177);
+    try {
+      local.listen(file);
+    } finally {
+      process.umask(umask);
+    }
+    await once(local, 'listening');
+    chmodSync(file, 0o600);
+    this.localServer = local;
+  }
+
+  private async listenHttp(): Promise<void> {
+    const app = this.app();
     const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     attachUpgrades(server, this.upgrades, this.log);
     server.listen(this.config.http.port, this.config.http.host);
@@ -311,6 +368,12 @@ export class Kernel {
       await Promise.allSettled(this.running);
       await this.gateway?.close();
       for (const stopUpgraded of this.upgradeStops) await stopUpgraded();
+      if (this.localServer) {
+        const local = this.localServer;
+        const closed = new Promise<void>((resolve) => local.close(() => resolve()));
+        local.closeAllConnections();
+        await closed;
+      }
       if (this.internalServer) {
         const internal = this.internalServer;
         const closed = new Promise<void>((resolve) => internal.close(() => resolve()));
@@ -344,6 +407,23 @@ export class Kernel {
     this.log.info({ phase, ms: Math.round(performance.now() - started) }, `phase ${phase} done`);
     return result;
   }
+}
+
+/** Where a server listens for the operator's commands: the data directory's `gatehouse.sock`. */
+export function localSocketPath(dataDir: string): string {
+  return path.resolve(dataDir, 'gatehouse.sock');
+}
+
+/** Whether a live process accepts connections on the unix socket. */
+export function answers(file: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(file);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 export { Router };

@@ -63,6 +63,7 @@ function operation(r: RegisteredRoute): Json {
     tags: r.tags,
     'x-gatehouse-auth': r.auth,
     ...(r.role ? { 'x-gatehouse-role': r.role } : {}),
+    ...(r.instanceAdmin ? { 'x-gatehouse-instance-admin': true } : {}),
   };
   if (r.description) op.description = r.description;
   if (r.deprecated) op.deprecated = true;

@@ -13,8 +13,10 @@ export interface PermissionRow {
   callers: Record<AuthKind, boolean>;
   /** Least member role, or null when the call has none (public, device or own-account calls). */
   role: Role | null;
-  /** Member roles that pass the role check, highest first. */
+  /** Member roles that pass the role check, highest first (none for instance administration). */
   roles: Role[];
+  /** Instance administration: only instance administrators (and the local socket) may make the call. */
+  instanceAdmin: boolean;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface PermissionRow {
  * permission checks cannot drift apart. Published by `gatehouse permissions --json` for the docs site.
  */
 export function permissionMatrix(routes: RegisteredRoute[]): PermissionRow[] {
-  const kinds: AuthKind[] = ['user', 'apiKey', 'device', 'none', 'internal'];
+  const kinds: AuthKind[] = ['user', 'apiKey', 'device', 'none', 'internal', 'local'];
   return [...routes]
     .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))
     .map((r) => ({
@@ -32,7 +34,12 @@ export function permissionMatrix(routes: RegisteredRoute[]): PermissionRow[] {
       plugin: r.plugin,
       callers: Object.fromEntries(kinds.map((k) => [k, r.auth.includes(k)])) as Record<AuthKind, boolean>,
       role: r.role ?? null,
-      roles: r.role ? roles.filter((have) => roleAtLeast(have, r.role as Role)) : [...roles],
+      roles: r.instanceAdmin
+        ? []
+        : r.role
+          ? roles.filter((have) => roleAtLeast(have, r.role as Role))
+          : [...roles],
+      instanceAdmin: r.instanceAdmin ?? false,
     }));
 }
 

@@ -6,7 +6,9 @@ export type Caller =
   | UserCaller
   | { kind: 'apiKey'; keyId: string; tenantId: string; role: Role; createdBy: string }
   | { kind: 'device'; uid: string; tenantId: string }
-  | { kind: 'internal' };
+  | { kind: 'internal' }
+  /** The operator at the machine: a request on the data directory's local socket (owner-only), e.g. the CLI. */
+  | { kind: 'local' };
 
 /** A signed-in person, from a user token. */
 export interface UserCaller {
@@ -17,10 +19,12 @@ export interface UserCaller {
   tenantId: string | undefined;
   /** Read fresh from the membership on each request (a removed member loses access at once). */
   role: Role | undefined;
+  /** An instance administrator (read fresh on each request, like the role). */
+  admin?: boolean;
 }
 
 /** Caller kinds a route may accept. `none` is written out, never implied (deny by default). */
-export type AuthKind = 'none' | 'user' | 'apiKey' | 'device' | 'internal';
+export type AuthKind = 'none' | 'user' | 'apiKey' | 'device' | 'internal' | 'local';
 
 export function callerTenant(caller: Caller): string | undefined {
   switch (caller.kind) {

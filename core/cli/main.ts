@@ -8,6 +8,7 @@ import { guardProcess } from '../process-guards';
 import { StoreBusy } from '../store/lock';
 import { version } from '../version';
 import { adminCommands } from './admin';
+import { serverRunning, withLocalApi } from './local';
 
 /**
  * `gatehouse`: the server and its administration, reading the same configuration as the server
@@ -58,9 +59,11 @@ export function buildCli(): Command {
     .command('setup-url')
     .description('Print the link that creates the first user and namespace.')
     .action(async () => {
-      await withStore(async (kernel) => {
-        const { setupUrl } = await import('@gatehouse/plugin-community/setup/signature');
-        process.stdout.write(`${setupUrl(kernel.config.publicUrl, kernel.container.cradle.keys)}\n`);
+      await withLocalApi('setup-url', async (call) => {
+        const link = await call<{ url: string; done: boolean }>('GET', '/api/admin/setup-link');
+        process.stdout.write(`${link.url}\n`);
+        if (link.done)
+          process.stderr.write('gatehouse: setup is already done; the link no longer creates a user\n');
       });
     });
 
@@ -68,6 +71,11 @@ export function buildCli(): Command {
     .command('migrate')
     .description('Apply pending database migrations of the configured edition and exit.')
     .action(async () => {
+      // A running server migrated its store when it started, and holds it: nothing to do, and nothing to open.
+      if (await serverRunning()) {
+        process.stdout.write('store is up to date (a running server holds it)\n');
+        return;
+      }
       await withStore(async () => {
         process.stdout.write('store is up to date\n');
       });
@@ -121,7 +129,7 @@ export function buildCli(): Command {
       for (const c of ref.config) process.stdout.write(`${c.key}\t${c.env ?? ''}\t${c.description}\n`);
     });
 
-  adminCommands(program, withStore);
+  adminCommands(program);
   return program;
 }
 

@@ -48,6 +48,8 @@ export interface RouteDef<S extends RouteSchema = RouteSchema> {
   auth: AuthKind[];
   /** Least member role for user and API-key callers. */
   role?: Role;
+  /** Instance administration: user callers must be instance administrators (403 otherwise). */
+  instanceAdmin?: boolean;
   summary: string;
   description?: string;
   tags: string[];

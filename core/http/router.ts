@@ -29,6 +29,8 @@ export function buildRouter(
     resolvers: CallerResolvers;
     /** True for requests that arrived on the internal listener (routes with auth `internal`). */
     isInternal?: (ctx: Context) => boolean;
+    /** True for requests that arrived on the data directory's local socket (routes with auth `local`). */
+    isLocal?: (ctx: Context) => boolean;
   },
 ): Router {
   const router = new Router();
@@ -38,6 +40,10 @@ export function buildRouter(
   for (const route of routes) {
     if (!route.auth?.length)
       throw new Error(`route ${route.method} ${route.path} declares no auth (deny by default)`);
+    if (route.instanceAdmin && route.auth.some((k) => k !== 'user' && k !== 'local'))
+      throw new Error(
+        `route ${route.method} ${route.path}: instance administration takes users and the local socket only`,
+      );
     const check = {
       params: compile(ajvParams, route.schema.params),
       query: compile(ajvParams, route.schema.query),
@@ -123,7 +129,12 @@ export function fieldsOf(errors: ErrorObject[], where = 'body'): string[] {
 async function authenticate(
   ctx: Context,
   accepted: AuthKind[],
-  deps: { tokens: () => TokenService; resolvers: CallerResolvers; isInternal?: (ctx: Context) => boolean },
+  deps: {
+    tokens: () => TokenService;
+    resolvers: CallerResolvers;
+    isInternal?: (ctx: Context) => boolean;
+    isLocal?: (ctx: Context) => boolean;
+  },
 ): Promise<Caller> {
   // Internal calls are served on the internal listener only; the public one does not even admit they exist.
   if (accepted.includes('internal')) {
@@ -132,6 +143,11 @@ async function authenticate(
   }
   const apiKey = ctx.get('x-api-key');
   const authz = ctx.get('authorization');
+  // The local socket is owner-only in the data directory: reaching it is the operator's credential (the CLI).
+  if (accepted.includes('local')) {
+    if (deps.isLocal?.(ctx) && !apiKey && !authz) return { kind: 'local' };
+    if (accepted.length === 1) throw new NotFound('route');
+  }
   if (accepted.includes('none') && !apiKey && !authz) return { kind: 'anonymous' };
   if (accepted.includes('none') && accepted.length === 1) return { kind: 'anonymous' };
 
@@ -162,6 +178,8 @@ async function authenticate(
 }
 
 function authorize(caller: Caller, route: RegisteredRoute): void {
+  if (route.instanceAdmin && caller.kind === 'user' && !caller.admin)
+    throw new Forbidden('this call is for instance administrators');
   if (!route.role) return;
   if (caller.kind !== 'user' && caller.kind !== 'apiKey') return;
   if (caller.kind === 'user' && !caller.tenantId)

@@ -1,5 +1,7 @@
 import { definePlugin } from '@gatehouse/core';
 import { asClass } from 'awilix';
+import { adminRoutes } from './admin/routes';
+import { AdminService } from './admin/service';
 import { agentDistRoutes } from './agentdist/routes';
 import { resolveApiKey } from './apikeys/service';
 import { registerDevices } from './devices/feature';
@@ -21,6 +23,7 @@ declare module '@gatehouse/core/cradle' {
     users: UserService;
     namespaces: NamespaceService;
     logins: LoginService;
+    admin: AdminService;
   }
 }
 
@@ -33,10 +36,12 @@ export default definePlugin({
       users: asClass(UserService).singleton(),
       namespaces: asClass(NamespaceService).singleton(),
       logins: asClass(LoginService).singleton(),
+      admin: asClass(AdminService).singleton(),
       ...accountServices,
     });
     ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes, ...samlRoutes]);
     ctx.routes(agentDistRoutes);
+    ctx.routes(adminRoutes);
     registerDevices(ctx);
     registerGateway(ctx);
     registerTagHolders(ctx);

@@ -56,6 +56,9 @@ export async function resolveApiKey(db: Knex, key: string): Promise<Caller> {
   if (!row || !isRole(row.role)) throw new Unauthorized();
   const expires = Number(row.expires_in);
   if (expires !== -1 && expires <= Date.now() / 1000) throw new Unauthorized('the API key has expired');
+  // A key speaks for the account that created it: once an administrator disables that account, the key stops.
+  const creator = await db('users').where({ id: row.created_by }).first('status');
+  if (creator?.status === 'disabled') throw new Unauthorized();
   return {
     kind: 'apiKey',
     keyId: row.key_digest,

@@ -35,7 +35,8 @@ export const setupRoutes = [
           throw err;
         }
         if (await services.users.any(trx)) throw new Forbidden('setup is already done');
-        const user = await services.users.create(body, trx);
+        // The setup user is the instance's administrator.
+        const user = await services.users.create({ ...body, admin: true }, trx);
         const nsName = namespaceNameFor(body.username);
         if (nsName.length < 3)
           throw new BadRequest('cannot derive a namespace name from this username', ['username']);

@@ -19,4 +19,5 @@ export const userAuth = T.Object({
   role: T.String({ description: 'role in that namespace; empty when none' }),
   mfa: T.Boolean(),
   max_namespaces: T.Integer({ description: '0 none allowed, -1 unlimited' }),
+  admin: T.Boolean({ description: 'an instance administrator (the Instance area and /api/admin calls)' }),
 });

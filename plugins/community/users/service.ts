@@ -29,6 +29,8 @@ export interface UserRow {
   mfa_secret: string | null;
   max_namespaces: number;
   status: string;
+  /** An instance administrator (the setup user, and whoever the CLI or another administrator names). */
+  admin: boolean;
   preferred_namespace: string | null;
   created_at: Date;
 }
@@ -55,7 +57,14 @@ export class UserService {
   }
 
   async create(
-    input: { name: string; username: string; email: string; password: string; maxNamespaces?: number },
+    input: {
+      name: string;
+      username: string;
+      email: string;
+      password: string;
+      maxNamespaces?: number;
+      admin?: boolean;
+    },
     trx: Knex = this.db,
   ): Promise<UserRow> {
     const clash = await this.conflicts(input.username, input.email, undefined, trx);
@@ -67,6 +76,7 @@ export class UserService {
       email: input.email.toLowerCase(),
       password_hash: await hashPassword(input.password),
       max_namespaces: input.maxNamespaces ?? this.config.limits.maxNamespaces,
+      admin: input.admin ?? false,
     };
     try {
       const [created] = await trx('users').insert(row).returning('*');
@@ -123,6 +133,7 @@ export class UserService {
       username: user.username,
       tenantId: role ? claims.tenant : undefined,
       role,
+      admin: user.admin,
     };
   }
 
@@ -228,6 +239,8 @@ export class UserService {
 
   /** Signs a user token scoped to `tenantId` and builds the authentication result of SPEC.md section 3. */
   async authResult(user: UserRow, tenantId?: string) {
+    // Every sign-in path ends here, after its credential check: a disabled account gets no token.
+    if (user.status === 'disabled') throw new Forbidden('this account is disabled');
     const member = tenantId
       ? { tenant_id: tenantId, role: await this.membership(user.id, tenantId) }
       : await this.defaultMembership(user.id);
@@ -250,6 +263,7 @@ export class UserService {
       role: member?.role ?? '',
       mfa: user.mfa_enabled,
       max_namespaces: user.max_namespaces,
+      admin: user.admin,
     };
   }
 }

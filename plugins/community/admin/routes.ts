@@ -1,0 +1,251 @@
+import { defineRoute, Invalid, pageQuery } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import { namespaceName } from '../namespaces/schemas';
+import { setupUrl } from '../setup/signature';
+import { email, name, password, username } from '../users/schemas';
+
+/**
+ * Instance administration (issue 12): for instance administrators (a flag on the user: the setup user, and whoever
+ * an administrator or the CLI names) and for the operator's `gatehouse` command on the data directory's local
+ * socket. Users and namespaces across every tenant, and the server's health.
+ */
+const auth: ['user', 'local'] = ['user', 'local'];
+const tags = ['instance'];
+
+const adminUser = T.Object({
+  id: T.String({ pattern: '^[0-9a-f]{24}$' }),
+  name: T.String(),
+  username: T.String(),
+  email: T.String(),
+  admin: T.Boolean({ description: 'an instance administrator' }),
+  disabled: T.Boolean({ description: 'cannot sign in; its tokens and the API keys it created stop working' }),
+  mfa: T.Boolean(),
+  namespaces: T.Integer({ description: 'namespaces the user is a member of' }),
+  created_at: T.String({ format: 'date-time' }),
+  last_login: T.Union([T.String({ format: 'date-time' }), T.Null()]),
+});
+
+const adminNamespace = T.Object({
+  tenant_id: T.String({ format: 'uuid' }),
+  name: T.String(),
+  owner: T.String({ description: 'user id of the owner' }),
+  owner_username: T.String(),
+  members: T.Integer(),
+  device_count: T.Integer({ description: 'accepted devices' }),
+  max_devices: T.Integer({ description: '-1 unlimited' }),
+  created_at: T.String({ format: 'date-time' }),
+});
+
+const listQuery = T.Object(
+  {
+    ...pageQuery,
+    search: T.Optional(
+      T.String({ maxLength: 255, description: 'part of a username, e-mail or namespace name' }),
+    ),
+  },
+  { additionalProperties: true },
+);
+const userParams = T.Object({
+  user: T.String({ minLength: 1, maxLength: 255, description: 'user id, username or e-mail' }),
+});
+const namespaceParams = T.Object({
+  namespace: T.String({ minLength: 1, maxLength: 64, description: 'tenant id or namespace name' }),
+});
+const total = { 'X-Total-Count': 'Number of items in all pages.' };
+
+export const adminRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/admin/users',
+    auth,
+    instanceAdmin: true,
+    summary: 'Every user of the instance',
+    tags,
+    schema: { query: listQuery, response: { 200: T.Array(adminUser) }, headers: total },
+    async handler({ query, services, ctx }) {
+      const { total, items } = await services.admin.listUsers(query);
+      ctx.set('X-Total-Count', String(total));
+      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
+      return items;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/admin/users',
+    auth,
+    instanceAdmin: true,
+    summary: 'Create a user',
+    description: 'A taken username or e-mail answers 409 with those field names.',
+    tags,
+    schema: {
+      body: T.Object({
+        name: T.Optional(name),
+        username,
+        email,
+        password,
+        admin: T.Optional(T.Boolean({ description: 'make the user an instance administrator' })),
+      }),
+      response: { 200: adminUser, 409: null },
+    },
+    handler: ({ body, caller, services }) => services.admin.createUser(caller, body),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/admin/users/:user',
+    auth,
+    instanceAdmin: true,
+    summary: 'A user of the instance',
+    tags,
+    schema: { params: userParams, response: { 200: adminUser } },
+    async handler({ params, services }) {
+      return services.admin.userView((await services.admin.findUser(params.user)).id);
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/api/admin/users/:user',
+    auth,
+    instanceAdmin: true,
+    summary: 'Grant or revoke instance administration, disable or enable an account',
+    description:
+      'A disabled account cannot sign in, and its tokens and the API keys it created stop working at once. ' +
+      'Nobody revokes or disables their own account, nor the last enabled administrator (403).',
+    tags,
+    schema: {
+      params: userParams,
+      body: T.Object({ admin: T.Optional(T.Boolean()), disabled: T.Optional(T.Boolean()) }),
+      response: { 200: adminUser },
+    },
+    handler: ({ params, body, caller, services }) => services.admin.updateUser(caller, params.user, body),
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/admin/users/:user/password',
+    auth,
+    instanceAdmin: true,
+    summary: "Set a user's password",
+    description: 'Signs the user out everywhere: tokens issued before the change stop working.',
+    tags,
+    schema: { params: userParams, body: T.Object({ password }), response: { 200: adminUser } },
+    handler: ({ params, body, caller, services }) =>
+      services.admin.setPassword(caller, params.user, body.password),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/admin/namespaces',
+    auth,
+    instanceAdmin: true,
+    summary: 'Every namespace of the instance',
+    tags,
+    schema: { query: listQuery, response: { 200: T.Array(adminNamespace) }, headers: total },
+    async handler({ query, services, ctx }) {
+      const { total, items } = await services.admin.listNamespaces(query);
+      ctx.set('X-Total-Count', String(total));
+      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
+      return items;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/admin/namespaces',
+    auth,
+    instanceAdmin: true,
+    summary: 'Create a namespace owned by a user',
+    description: "Within the owner's `max_namespaces` (403 beyond). A taken name answers 409 `['name']`.",
+    tags,
+    schema: {
+      body: T.Object({
+        name: namespaceName,
+        owner: T.String({ minLength: 1, maxLength: 255, description: 'user id, username or e-mail' }),
+      }),
+      response: { 200: adminNamespace, 409: null },
+    },
+    handler: ({ body, caller, services }) => services.admin.createNamespace(caller, body.name, body.owner),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/api/admin/namespaces/:namespace',
+    auth,
+    instanceAdmin: true,
+    summary: 'Set the device limit of a namespace',
+    tags,
+    schema: {
+      params: namespaceParams,
+      body: T.Object({
+        max_devices: T.Integer({
+          minimum: -1,
+          maximum: 1_000_000,
+          description: '-1 unlimited, otherwise at least 3',
+        }),
+      }),
+      response: { 200: adminNamespace },
+    },
+    handler({ params, body, caller, services }) {
+      if (body.max_devices !== -1 && body.max_devices < 3) throw new Invalid(['max_devices']);
+      return services.admin.setMaxDevices(caller, params.namespace, body.max_devices);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/admin/namespaces/:namespace/members',
+    auth,
+    instanceAdmin: true,
+    summary: 'Add a user to a namespace with a role',
+    tags,
+    schema: {
+      params: namespaceParams,
+      body: T.Object({
+        user: T.String({ minLength: 1, maxLength: 255, description: 'user id, username or e-mail' }),
+        role: T.Union([T.Literal('administrator'), T.Literal('operator'), T.Literal('observer')]),
+      }),
+      response: { 200: adminNamespace, 409: null },
+    },
+    handler: ({ params, body, caller, services }) =>
+      services.admin.addMember(caller, params.namespace, body.user, body.role),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/admin/health',
+    auth,
+    instanceAdmin: true,
+    summary: "The server's health: version, uptime, store, cache and counts",
+    tags,
+    schema: {
+      response: {
+        200: T.Object({
+          version: T.String(),
+          edition: T.String(),
+          uptime_seconds: T.Integer(),
+          store: T.Object({
+            kind: T.Union([T.Literal('embedded'), T.Literal('postgresql')]),
+            ok: T.Boolean(),
+            ms: T.Number({ description: 'time of a round trip to the store' }),
+          }),
+          cache: T.Object({ kind: T.Union([T.Literal('redis'), T.Literal('in-process')]) }),
+          users: T.Integer(),
+          disabled_users: T.Integer(),
+          namespaces: T.Integer(),
+          devices: T.Object({ accepted: T.Integer(), pending: T.Integer() }),
+          memory: T.Object({ rss_bytes: T.Integer(), heap_used_bytes: T.Integer() }),
+          listeners: T.Object({ http: T.Integer(), ssh: T.Integer() }),
+        }),
+      },
+    },
+    handler: ({ services }) => services.admin.health(),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/admin/setup-link',
+    auth,
+    instanceAdmin: true,
+    summary: 'The first-run setup link (what `gatehouse setup-url` prints)',
+    tags,
+    schema: { response: { 200: T.Object({ url: T.String(), done: T.Boolean() }) } },
+    async handler({ services }) {
+      return {
+        url: setupUrl(services.config.publicUrl, services.keys),
+        done: await services.users.any(),
+      };
+    },
+  }),
+];
