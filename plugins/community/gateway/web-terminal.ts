@@ -275,7 +275,12 @@ export class WebTerminal {
       ch.on('data', out);
       ch.stderr.on('data', out);
       ch.on('exit', (code: number | null, signal?: string) => {
-        a.journal.event(typeof code === 'number' ? 'exit-status' : 'exit-signal', 0, code ?? signal);
+        // The same shape as SSH sessions' exits (bridge.ts): {code}, or {signal, core, description}.
+        a.journal.event(
+          typeof code === 'number' ? 'exit-status' : 'exit-signal',
+          0,
+          typeof code === 'number' ? { code } : { signal: signal ?? 'KILL', core: false, description: '' },
+        );
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'exit', code: code ?? undefined }));
       });
       ch.on('close', () => {

@@ -170,7 +170,10 @@ describe('web console: a real device, accepted, reached and its session played b
     expect(ssh.out).to.contain('web-e2e-42');
 
     await page.goto(`${server.url}/sessions`);
-    const row = page.getByRole('table', { name: 'Sessions' }).getByRole('link', { name: 'edge-web' }).first();
+    const row = page
+      .getByRole('table', { name: 'Sessions' })
+      .getByRole('link', { name: /^Details of the session of root on edge-web/ })
+      .first();
     await row.waitFor();
     await expectAccessible(page, 'sessions');
     await eventually(
@@ -359,9 +362,18 @@ describe('web console: a real device, accepted, reached and its session played b
     try {
       await page.goto(`${server.url}/sessions`);
       const table = page.getByRole('table', { name: 'Sessions' });
-      await table.getByRole('link', { name: 'edge-web' }).first().waitFor();
-      expect(await table.getByRole('link', { name: 'edge-web' }).count()).to.equal(sessions.length);
-      await table.getByRole('link', { name: 'edge-web' }).first().click();
+      await table.getByRole('link', { name: 'edge-web', exact: true }).first().waitFor();
+      expect(await table.getByRole('link', { name: 'edge-web', exact: true }).count()).to.equal(
+        sessions.length,
+      );
+      // The device column opens the device; the row's Details link opens the session.
+      expect(
+        await table.getByRole('link', { name: 'edge-web', exact: true }).first().getAttribute('href'),
+      ).to.equal(`/device/${uid}`);
+      await table
+        .getByRole('link', { name: /^Details of the session/ })
+        .first()
+        .click();
       await page.getByRole('heading', { name: 'Session on edge-web' }).waitFor();
       const deviceLink = page.getByRole('link', { name: 'edge-web', exact: true });
       expect(await deviceLink.getAttribute('href')).to.equal(`/device/${uid}`);

@@ -104,6 +104,9 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
     const web = sessions.body.find((s: { type: string }) => s.type === 'web');
     expect(web).to.include({ type: 'web', authenticated: true, username: 'root', term: 'xterm-256color' });
     expect(web.events.types).to.include.members(['pty-req', 'shell', 'window-change', 'exit-status']);
+    // One shape for an exit, whichever way the session came: {code} as SSH sessions write it.
+    const exit = web.events.items.find((e: { type: string }) => e.type === 'exit-status');
+    expect(exit.data).to.deep.equal({ code: 3 });
   });
 
   it('answers a wrong password with an error frame, and a bad token with 401 before the upgrade', async () => {

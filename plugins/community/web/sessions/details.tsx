@@ -10,14 +10,25 @@ import {
   PageHeader,
   type RecordedEntry,
   type Session,
+  type SessionEvent,
   useApi,
   useResource,
 } from '@gatehouse/web/shell';
 import { useState } from 'react';
+import {
+  describeEvent,
+  exitsOf,
+  exitText,
+  formatClock,
+  formatDuration,
+  recordingState,
+  signInOf,
+  timing,
+} from './describe';
 import { SessionState } from './list';
 import { Playback } from './playback';
 
-function Recording({ uid, seats }: { uid: string; seats: number[] }) {
+function Recording({ uid, seats, events }: { uid: string; seats: number[]; events: SessionEvent[] }) {
   const api = useApi();
   const [seat, setSeat] = useState(seats[0] ?? 0);
   const records = useResource(
@@ -59,7 +70,11 @@ function Recording({ uid, seats }: { uid: string; seats: number[] }) {
         ) : (records.data ?? []).length === 0 ? (
           <Empty title="Nothing was recorded">The session produced no terminal output on this channel.</Empty>
         ) : (
-          <Playback key={seat} entries={records.data ?? []} />
+          <Playback
+            key={seat}
+            entries={records.data ?? []}
+            events={events.filter((e) => (e.seat ?? 0) === seat)}
+          />
         )}
       </div>
     </Card>
@@ -97,6 +112,11 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   const devicePath = `${looked.data?.path ?? '/device/'}${s.device_uid}`;
   const events = s.events?.items ?? [];
   const seats = s.events?.seats && s.events.seats.length > 0 ? s.events.seats : [0];
+  const recording = recordingState(s);
+  const { ended, durationMs } = timing(s);
+  const exits = exitsOf(s);
+  const signIn = signInOf(s);
+  const started = Date.parse(s.started_at);
   return (
     <>
       <PageHeader
@@ -104,6 +124,13 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
         description={<Link to="/sessions">← All sessions</Link>}
       />
       <div className="stack">
+        {recording.recorded ? (
+          <Recording uid={s.uid} seats={seats} events={events} />
+        ) : (
+          <Alert kind="info" title="Not recorded">
+            {recording.text}
+          </Alert>
+        )}
         <Card title="Details">
           <div className="card-body">
             <dl className="props">
@@ -124,21 +151,28 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
                 {s.type === 'web' ? 'Web terminal' : 'SSH'}
                 {s.term ? ` · ${s.term}` : ''}
               </dd>
+              <dt>Signed in with</dt>
+              <dd>{signIn ?? (s.authenticated ? '—' : 'Not signed in')}</dd>
               <dt>Started</dt>
               <dd>{formatDate(s.started_at)}</dd>
-              <dt>Last activity</dt>
-              <dd>{formatDate(s.last_seen)}</dd>
+              <dt>Ended</dt>
+              <dd>{ended ? formatDate(ended) : 'Still active'}</dd>
+              <dt>Duration</dt>
+              <dd>
+                {formatDuration(durationMs)}
+                {ended ? '' : ' so far'}
+              </dd>
+              <dt>Exit status</dt>
+              <dd>
+                {exits.length === 0
+                  ? '—'
+                  : exits
+                      .map((x) => `${exitText(x.exit)}${seats.length > 1 ? ` (channel ${x.seat})` : ''}`)
+                      .join(', ')}
+              </dd>
             </dl>
           </div>
         </Card>
-        {s.recorded ? (
-          <Recording uid={s.uid} seats={seats} />
-        ) : (
-          <Alert kind="info" title="Not recorded">
-            Session recording was off for this namespace when the session ran. Turn it on under Settings →
-            General.
-          </Alert>
-        )}
         <Card title="Events">
           {events.length === 0 ? (
             <Empty title="No events">Events such as the shell opening or a window change appear here.</Empty>
@@ -148,26 +182,18 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
                 <thead>
                   <tr>
                     <th>Time</th>
-                    <th>Event</th>
+                    <th>What happened</th>
                     <th>Channel</th>
-                    <th>Data</th>
                   </tr>
                 </thead>
                 <tbody>
                   {events.map((e, i) => (
                     <tr key={i}>
-                      <td>{formatDate(e.timestamp)}</td>
-                      <td>
-                        <code>{e.type}</code>
+                      <td className="mono" title={formatDate(e.timestamp)}>
+                        +{formatClock(Date.parse(e.timestamp) - started)}
                       </td>
+                      <td style={{ overflowWrap: 'anywhere' }}>{describeEvent(e)}</td>
                       <td>{e.seat ?? 0}</td>
-                      <td className="mono" style={{ maxWidth: 380, overflowWrap: 'anywhere' }}>
-                        {e.data === undefined || e.data === null
-                          ? '—'
-                          : typeof e.data === 'string'
-                            ? e.data
-                            : JSON.stringify(e.data)}
-                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -16,6 +16,7 @@ import {
   useUser,
 } from '@gatehouse/web/shell';
 import { useMemo } from 'react';
+import { formatDuration, recordingLabel, recordingState, timing } from './describe';
 
 export function SessionState({ session }: { session: Session }) {
   if (session.active)
@@ -36,27 +37,29 @@ export function SessionsPage() {
     () => api.page<Session>('listSessions', { query: { page: query.page, per_page: query.perPage } }),
     [api, query.page, query.perPage, user.tenant],
   );
-  // SPEC.md gives each session its device "when it still exists"; when the answer leaves it out, the names
-  // are looked up once per page, so a person reads device names rather than uids.
-  const missing = [
-    ...new Set((sessions.data?.items ?? []).filter((s) => !s.device).map((s) => s.device_uid)),
-  ];
-  const names = useResource(async () => {
-    const found: Record<string, string> = {};
+  // SPEC.md gives each session its device "when it still exists", without saying whether it is an agent's device or
+  // a container a connector exposes. Each device of the page is looked up once: its kind gives the link, and its
+  // name stands in when the answer leaves the device out, so a person reads names rather than uids.
+  const uids = [...new Set((sessions.data?.items ?? []).map((s) => s.device_uid))];
+  const found = useResource(async () => {
+    const out: Record<string, { name: string; path: string }> = {};
     await Promise.all(
-      missing.map(async (uid) => {
-        for (const call of ['getDevice', 'getContainer'] as const) {
+      uids.map(async (uid) => {
+        for (const [call, path] of [
+          ['getDevice', '/device/'],
+          ['getContainer', '/container/'],
+        ] as const) {
           try {
-            found[uid] = (await api.call<Device>(call, { params: { uid } })).name;
+            out[uid] = { name: (await api.call<Device>(call, { params: { uid } })).name, path: path + uid };
             return;
           } catch {
-            // Not of this kind (or removed): try the other list, else keep the short uid.
+            // Not of this kind (or removed): try the other list, else no link.
           }
         }
       }),
     );
-    return found;
-  }, [api, missing.join(',')]);
+    return out;
+  }, [api, uids.join(',')]);
   const column = createColumnHelper<Session>();
   const columns = useMemo(
     () => [
@@ -68,7 +71,11 @@ export function SessionsPage() {
       column.accessor((s) => s.device?.name ?? s.device_uid.slice(0, 12), {
         id: 'device',
         header: 'Device',
-        cell: (ctx) => <Link to={`/sessions/${ctx.row.original.uid}`}>{ctx.getValue()}</Link>,
+        // The device column opens the device; the session opens from its own link at the end of the row.
+        cell: (ctx) => {
+          const path = (ctx.row.original as Session & { devicePath?: string }).devicePath;
+          return path ? <Link to={path}>{ctx.getValue()}</Link> : <span>{ctx.getValue()}</span>;
+        },
       }),
       column.accessor('username', { header: 'User' }),
       column.accessor('ip_address', {
@@ -81,32 +88,62 @@ export function SessionsPage() {
       }),
       column.accessor('recorded', {
         header: 'Recording',
-        cell: (ctx) =>
-          ctx.getValue() ? (
+        // Says why not, not only that: no terminal, a failed sign-in and recording turned off read differently.
+        cell: (ctx) => {
+          const s = ctx.row.original;
+          return s.recorded ? (
             <span className="badge badge-accent">Recorded</span>
           ) : (
-            <span className="faint">—</span>
-          ),
+            <span className="muted" title={(recordingState(s) as { text?: string }).text}>
+              {recordingLabel(s)}
+            </span>
+          );
+        },
       }),
       column.accessor('started_at', {
         header: 'Started',
         cell: (ctx) => <span title={formatDate(ctx.getValue())}>{formatRelative(ctx.getValue())}</span>,
       }),
+      column.display({
+        id: 'duration',
+        header: 'Duration',
+        cell: (ctx) => formatDuration(timing(ctx.row.original).durationMs),
+      }),
+      column.display({
+        id: 'open',
+        header: () => <span className="sr-only">Details</span>,
+        cell: (ctx) => {
+          const s = ctx.row.original;
+          return (
+            <Link
+              to={`/sessions/${s.uid}`}
+              aria-label={`Details of the session of ${s.username} on ${s.device?.name ?? s.device_uid.slice(0, 12)}, started ${formatDate(s.started_at)}`}
+            >
+              Details
+            </Link>
+          );
+        },
+      }),
     ],
     [column],
   );
-  // react-table caches cell values per row object, so the looked-up names go into new row objects.
+  // react-table caches cell values per row object, so the looked-up names and links go into new row objects.
   const page = useMemo(() => {
     if (!sessions.data) return undefined;
-    const known = names.data ?? {};
+    const known = found.data ?? {};
     return {
       ...sessions.data,
       items: sessions.data.items.map((s) => {
-        const name = known[s.device_uid];
-        return s.device || !name ? s : { ...s, device: { uid: s.device_uid, name } as Device };
+        const device = known[s.device_uid];
+        if (!device) return s;
+        return {
+          ...s,
+          devicePath: device.path,
+          device: s.device ?? ({ uid: s.device_uid, name: device.name } as Device),
+        };
       }),
     };
-  }, [sessions.data, names.data]);
+  }, [sessions.data, found.data]);
   return (
     <>
       <PageHeader title="Sessions" description="Every SSH and web terminal connection through the gateway." />

@@ -1,16 +1,23 @@
 import '@xterm/xterm/css/xterm.css';
-import { Button, icons, type RecordedEntry } from '@gatehouse/web/shell';
+import { Button, icons, type RecordedEntry, type SessionEvent } from '@gatehouse/web/shell';
 import { Terminal } from '@xterm/xterm';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { loadTerminalFont, TERMINAL_FONT } from '../devices/terminal-font';
+import { describeEvent, formatClock } from './describe';
 
-// Plays a recorded seat back in the browser at its original pace (or faster), in a read-only terminal.
+// Plays a recorded seat back in the browser in a read-only terminal: play and pause, a seek bar, the speed, and a
+// timeline of when output came and what happened (the session's events) along the same axis.
 
 const speeds = [1, 2, 4, 8];
 /** Long idle gaps are shortened so a recording of an idle shell does not play for hours. */
 const maxGapMs = 2000;
+const TICK_MS = 40;
 
 export interface Frame {
+  /** Milliseconds into the playback (idle gaps shortened). */
   at: number;
+  /** Milliseconds since epoch when it was recorded. */
+  real: number;
   data: string;
   width: number;
   height: number;
@@ -25,84 +32,123 @@ export function framesOf(entries: RecordedEntry[]): Frame[] {
     const time = Date.parse(e.time);
     shift += Math.max(0, time - previous - maxGapMs);
     previous = time;
-    return { at: time - first - shift, data: e.message, width: e.width, height: e.height };
+    return { at: time - first - shift, real: time, data: e.message, width: e.width, height: e.height };
   });
 }
 
-export function Playback({ entries }: { entries: RecordedEntry[] }) {
+/** Where a moment of the session falls on the playback's axis (the same gap shortening as the frames). */
+export function playbackTime(frames: Frame[], real: number): number {
+  let last: Frame | undefined;
+  for (const f of frames) {
+    if (f.real > real) break;
+    last = f;
+  }
+  if (!last) return 0;
+  return last.at + Math.min(real - last.real, maxGapMs);
+}
+
+export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; events?: SessionEvent[] }) {
   const host = useRef<HTMLElement>(null);
   const termRef = useRef<Terminal | null>(null);
-  const timers = useRef<number[]>([]);
+  const frames = useMemo(() => framesOf(entries), [entries]);
+  const duration = frames.at(-1)?.at ?? 0;
+  const [position, setPosition] = useState(0);
   const [playing, setPlaying] = useState(false);
-  const [done, setDone] = useState(false);
   const [speed, setSpeed] = useState(1);
-  const frames = useRef<Frame[]>([]);
-  frames.current = framesOf(entries);
-  const duration = frames.current.at(-1)?.at ?? 0;
+  const written = useRef(0);
+  const positionRef = useRef(0);
+  const seekId = useId();
 
   useEffect(() => {
-    if (!host.current) return;
-    const first = frames.current[0];
+    const element = host.current;
+    if (!element) return;
+    const first = frames[0];
     const term = new Terminal({
       cols: first?.width || 80,
       rows: first?.height || 24,
       disableStdin: true,
       fontSize: 13,
-      fontFamily: 'ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace',
+      fontFamily: TERMINAL_FONT,
       theme: { background: '#0b0e13', foreground: '#e6ebf2' },
     });
-    term.open(host.current);
-    termRef.current = term;
+    let disposed = false;
+    void loadTerminalFont(13).then(() => {
+      if (disposed) return;
+      term.open(element);
+      termRef.current = term;
+    });
     return () => {
-      for (const t of timers.current) clearTimeout(t);
+      disposed = true;
+      termRef.current = null;
       term.dispose();
     };
-  }, []);
+  }, [frames]);
 
-  const stop = useCallback(() => {
-    for (const t of timers.current) clearTimeout(t);
-    timers.current = [];
-    setPlaying(false);
-  }, []);
+  /** Brings the screen to `pos`: writes the frames up to it, from the start again when going back. */
+  const renderTo = useCallback(
+    (pos: number) => {
+      const term = termRef.current;
+      if (!term) return;
+      const shownUpTo = frames[written.current - 1]?.at ?? -1;
+      if (pos < shownUpTo) {
+        term.reset();
+        written.current = 0;
+      }
+      while (written.current < frames.length && (frames[written.current]?.at ?? 0) <= pos) {
+        const frame = frames[written.current] as Frame;
+        if (frame.width && frame.height && (frame.width !== term.cols || frame.height !== term.rows))
+          term.resize(frame.width, frame.height);
+        term.write(frame.data);
+        written.current++;
+      }
+      positionRef.current = pos;
+      setPosition(pos);
+    },
+    [frames],
+  );
 
-  const play = useCallback(() => {
-    const term = termRef.current;
-    if (!term) return;
-    stop();
-    term.reset();
-    setDone(false);
+  useEffect(() => {
+    if (!playing) return;
+    let last = performance.now();
+    const timer = window.setInterval(() => {
+      const now = performance.now();
+      const next = Math.min(duration, positionRef.current + (now - last) * speed);
+      last = now;
+      renderTo(next);
+      if (next >= duration) setPlaying(false);
+    }, TICK_MS);
+    return () => window.clearInterval(timer);
+  }, [playing, speed, duration, renderTo]);
+
+  const finished = position >= duration && written.current === frames.length && frames.length > 0;
+  const started = position > 0 || written.current > 0;
+  const play = () => {
+    if (finished) renderTo(0);
     setPlaying(true);
-    for (const frame of frames.current) {
-      timers.current.push(
-        window.setTimeout(() => {
-          if (frame.width && frame.height && (frame.width !== term.cols || frame.height !== term.rows)) {
-            term.resize(frame.width, frame.height);
-          }
-          term.write(frame.data);
-        }, frame.at / speed),
-      );
-    }
-    timers.current.push(
-      window.setTimeout(
-        () => {
-          setPlaying(false);
-          setDone(true);
-        },
-        duration / speed + 20,
-      ),
-    );
-  }, [duration, speed, stop]);
+  };
+
+  const markers = useMemo(
+    () =>
+      events
+        .map((e) => ({ at: playbackTime(frames, Date.parse(e.timestamp)), text: describeEvent(e) }))
+        .filter((m) => m.at <= duration),
+    [events, frames, duration],
+  );
+  const percent = (at: number) => `${duration ? (at / duration) * 100 : 0}%`;
 
   return (
-    <div className="stack" style={{ gap: 10 }}>
-      <div className="row">
+    <div className="stack player" style={{ gap: 10 }}>
+      <div className="row player-controls">
         {playing ? (
-          <Button onClick={stop}>{icons.pause} Stop</Button>
+          <Button onClick={() => setPlaying(false)}>{icons.pause} Pause</Button>
         ) : (
           <Button variant="primary" onClick={play}>
-            {icons.play} {done ? 'Play again' : 'Play recording'}
+            {icons.play} {finished ? 'Play again' : started ? 'Resume' : 'Play recording'}
           </Button>
         )}
+        <span className="mono player-clock" aria-hidden="true">
+          {formatClock(position)} / {formatClock(duration)}
+        </span>
         <label className="row" style={{ gap: 6 }}>
           <span className="muted">Speed</span>
           <select
@@ -121,10 +167,36 @@ export function Playback({ entries }: { entries: RecordedEntry[] }) {
         <span className="muted" role="status">
           {playing
             ? 'Playing…'
-            : done
+            : finished
               ? 'Finished'
-              : `${Math.max(1, Math.round(duration / 1000))} s recorded`}
+              : started
+                ? `Paused at ${formatClock(position)}`
+                : `${formatClock(duration)} recorded`}
         </span>
+      </div>
+      <div className="player-track">
+        <label htmlFor={seekId} className="sr-only">
+          Position in the recording
+        </label>
+        <input
+          id={seekId}
+          className="player-seek"
+          type="range"
+          min={0}
+          max={Math.max(1, Math.ceil(duration))}
+          step="any"
+          value={position}
+          aria-valuetext={`${formatClock(position)} of ${formatClock(duration)}`}
+          onChange={(e) => renderTo(Math.min(duration, Number(e.target.value)))}
+        />
+        <div className="player-timeline" data-testid="timeline" aria-hidden="true">
+          {frames.map((f, i) => (
+            <span key={`o${i}`} className="tick" style={{ left: percent(f.at) }} />
+          ))}
+          {markers.map((m, i) => (
+            <span key={`e${i}`} className="marker" style={{ left: percent(m.at) }} title={m.text} />
+          ))}
+        </div>
       </div>
       <section
         className="terminal-shell"

@@ -1,0 +1,191 @@
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { eventually } from '../../integration/devices/agent-process';
+import { expectAccessible } from './support/browser';
+import { DEVICE_PASSWORD, DeviceWorld } from './support/device-world';
+import { sshThroughGateway } from './support/ssh';
+
+// Sessions as a person reads them after real connections through the gateway: why one was not recorded (no
+// terminal, a failed sign-in, recording off), a recorded one's start, end, duration and events in words, and its
+// playback with pause, a seek bar and a timeline, above the fold.
+
+interface ApiSession {
+  uid: string;
+  active: boolean;
+  authenticated: boolean;
+  recorded: boolean;
+  events: { types: string[] };
+}
+
+describe('web console: sessions say what is true, and play back with pause, seek and a timeline', function () {
+  this.timeout(180_000);
+  let world: DeviceWorld;
+  let page: Page;
+  let target: string;
+
+  before(async () => {
+    world = await DeviceWorld.start({ hostname: 'edge-rec' });
+    page = world.page;
+    target = `root@${world.auth.user}.edge-rec`;
+  });
+  after(async () => {
+    await world?.stop();
+  });
+
+  const list = async () => (await (await world.api('/api/sessions?per_page=100')).json()) as ApiSession[];
+  const allClosed = () =>
+    eventually(
+      async () => {
+        const sessions = await list();
+        return sessions.every((s) => !s.active) ? sessions : undefined;
+      },
+      'the sessions to close',
+      20_000,
+    );
+  const setRecording = async (on: boolean) => {
+    const res = await world.api(`/api/users/security/${world.auth.tenant}`, {
+      method: 'PUT',
+      body: JSON.stringify({ session_record: on }),
+    });
+    expect(res.status).to.equal(200);
+  };
+  const ssh = (opts: { tty?: boolean; input?: string; command?: string; password?: string }) =>
+    sshThroughGateway({ port: world.server.sshPort, target, password: DEVICE_PASSWORD, ...opts });
+
+  it('says why each session was not recorded: no terminal, a failed sign-in, or recording off', async () => {
+    const exec = await ssh({ command: 'echo no-terminal-$((2 + 2))' });
+    expect(exec.out).to.contain('no-terminal-4');
+    const failed = await ssh({ command: 'true', password: 'not-the-password' });
+    expect(failed.code).to.equal(255);
+    await setRecording(false);
+    try {
+      const off = await ssh({ tty: true, input: 'echo off-$((3 + 3))\rexit\r' });
+      expect(off.out).to.contain('off-6');
+    } finally {
+      await setRecording(true);
+    }
+    const sessions = await allClosed();
+    const find = (test: (s: ApiSession) => boolean, what: string) => {
+      const found = sessions.find(test);
+      if (!found) throw new Error(`no ${what} session in ${JSON.stringify(sessions)}`);
+      return found;
+    };
+    const noTerminal = find((s) => s.authenticated && s.events.types.includes('exec'), 'exec');
+    const signInFailed = find((s) => !s.authenticated && s.events.types.includes('auth-failed'), 'failed');
+    const recordingOff = find((s) => s.authenticated && s.events.types.includes('pty-req'), 'terminal');
+    for (const s of [noTerminal, signInFailed, recordingOff]) expect(s.recorded).to.equal(false);
+
+    await page.goto(`${world.server.url}/sessions`);
+    const table = page.getByRole('table', { name: 'Sessions' });
+    await table.getByText('No terminal').waitFor();
+    await table.getByText('Sign-in failed').waitFor();
+    await table.getByText('Recording off').waitFor();
+    await expectAccessible(page, 'sessions');
+
+    const says = async (uid: string, text: string | RegExp) => {
+      await page.goto(`${world.server.url}/sessions/${uid}`);
+      const alert = page.getByRole('status').filter({ hasText: 'Not recorded' });
+      await alert.waitFor();
+      const shown = (await alert.textContent()) ?? '';
+      if (typeof text === 'string') expect(shown).to.contain(text);
+      else expect(shown).to.match(text);
+      // What it says is the reason, never the old blanket "recording was off" where it was on.
+      return shown;
+    };
+    expect(await says(noTerminal.uid, 'The session had no terminal')).to.not.match(/recording was off/i);
+    expect(await says(signInFailed.uid, 'The sign-in failed')).to.not.match(/recording was off/i);
+    await page.getByText('Not signed in').waitFor();
+    await says(recordingOff.uid, 'Session recording was off for this namespace');
+    await expectAccessible(page, 'session details, not recorded');
+  });
+
+  it('shows a recorded session: start, end, duration, events in words, one exit status, the player above the fold', async () => {
+    const before = new Set((await list()).map((s) => s.uid));
+    await ssh({
+      tty: true,
+      input: 'echo one-$((0 + 1)); sleep 2; echo two-$((1 + 1)); sleep 2; echo three-$((1 + 2)); exit 3\r',
+    });
+    const sessions = await allClosed();
+    const recorded = sessions.find((s) => !before.has(s.uid) && s.recorded);
+    if (!recorded) throw new Error(`no new recorded session in ${JSON.stringify(sessions)}`);
+
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${world.server.url}/sessions/${recorded.uid}`);
+    const play = page.getByRole('button', { name: 'Play recording' });
+    const seek = page.getByLabel('Position in the recording');
+    await play.waitFor();
+    // Above the fold: the player's controls are on the first screen, nothing scrolled.
+    expect(await page.evaluate('window.scrollY')).to.equal(0);
+    for (const control of [play, seek, page.getByTestId('playback')]) {
+      const box = await control.boundingBox();
+      expect(box, 'a player control has no box').to.not.equal(null);
+      expect((box?.y ?? 0) + Math.min(box?.height ?? 0, 40)).to.be.at.most(900);
+    }
+
+    const details = page.locator('dl.props');
+    const value = async (term: string) =>
+      ((await details.locator(`dt:text-is("${term}") + dd`).textContent()) ?? '').trim();
+    expect(await value('Started')).to.not.equal('');
+    expect(await value('Ended')).to.not.equal('Still active');
+    expect(await value('Duration')).to.match(/^\d+ s$/);
+    expect(Number.parseInt(await value('Duration'), 10)).to.be.at.least(4);
+    expect(await value('Exit status')).to.equal('exit status 3');
+    expect(await value('Signed in with')).to.equal('Password');
+
+    const events = page.getByRole('table', { name: 'Session events' });
+    const text = (await events.textContent()) ?? '';
+    for (const line of [
+      'Signed in with a password',
+      'Opened a terminal (xterm',
+      'Started a shell',
+      'Ended with exit status 3',
+    ])
+      expect(text).to.contain(line);
+    expect(text, 'events are sentences, not JSON').to.not.match(/[{}"]/);
+
+    const markers = await page.getByTestId('timeline').locator('.marker').count();
+    expect(markers).to.be.at.least(3);
+
+    const screen = () => page.getByTestId('playback').locator('.xterm-rows').textContent();
+    const status = page.getByRole('status').filter({ hasText: /Playing|Paused|Finished|recorded/ });
+    await play.click();
+    await eventually(async () => ((await screen())?.includes('one-1') ? true : undefined), 'one-1 played');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    const paused = ((await status.textContent()) ?? '').trim();
+    expect(paused).to.match(/^Paused at \d:\d\d$/);
+    await page.waitForTimeout(1500);
+    expect(((await status.textContent()) ?? '').trim()).to.equal(paused);
+    expect(await screen()).to.not.contain('three-3');
+
+    const end = (await seek.getAttribute('max')) ?? '0';
+    await seek.fill(end);
+    await eventually(async () => ((await screen())?.includes('three-3') ? true : undefined), 'the end shown');
+    await status.filter({ hasText: 'Finished' }).waitFor();
+    await seek.fill('0');
+    await eventually(
+      async () => (!(await screen())?.includes('two-2') ? true : undefined),
+      'the screen back at the start',
+    );
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await status.filter({ hasText: 'Finished' }).waitFor({ timeout: 20_000 });
+    expect(await screen()).to.contain('three-3');
+    await expectAccessible(page, 'session details, recorded');
+  });
+
+  it('opens the device from the Device column and the session from its Details link', async () => {
+    await page.goto(`${world.server.url}/sessions`);
+    const table = page.getByRole('table', { name: 'Sessions' });
+    const device = table.getByRole('link', { name: 'edge-rec', exact: true }).first();
+    await device.waitFor();
+    await device.click();
+    await page.waitForURL(`${world.server.url}/device/${world.uid}`);
+    await page.getByRole('heading', { name: 'edge-rec' }).waitFor();
+    await page.goBack();
+    await table
+      .getByRole('link', { name: /^Details of the session of root on edge-rec/ })
+      .first()
+      .click();
+    await page.getByRole('heading', { name: 'Session on edge-rec' }).waitFor();
+    expect(page.url()).to.match(/\/sessions\/[0-9a-f]{64}$/);
+  });
+});
