@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { authenticateDevice } from '@gatehouse/agent/registration';
 import { type Role, roles } from '@gatehouse/core';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
@@ -28,6 +28,7 @@ export interface World {
   server: TestServer;
   admin: LoginAnswer;
   a: Side;
+  /** Not built when the file asked for A alone. */
   b: Side;
 }
 
@@ -163,11 +164,12 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
  * The world the security files share: one server (no SSH listener), the first-run admin, and two namespaces A and B
  * built alike, so every call can be aimed from A at B's objects.
  */
-export async function buildWorld(): Promise<World> {
+export async function buildWorld(opts: { sides?: ('a' | 'b')[] } = {}): Promise<World> {
+  const sides = opts.sides ?? ['a', 'b'];
   const server = await startServer({ ssh: false });
   const admin = await server.setup();
   const a = await buildSide(server, 'sec-a');
-  const b = await buildSide(server, 'sec-b');
+  const b = sides.includes('b') ? await buildSide(server, 'sec-b') : (undefined as unknown as Side);
   return { server, admin, a, b };
 }
 
@@ -176,7 +178,7 @@ export async function buildWorld(): Promise<World> {
  * side has none of get a well-formed sample. Decided by the path and the parameter name, so a new route on an
  * existing resource is aimed at the right object without a line here.
  */
-export function pathValues(route: RegisteredRoute, side: Side): Record<string, string> {
+export function pathValues(route: Pick<RegisteredRoute, 'path'>, side: Side): Record<string, string> {
   const p = route.path;
   const v: Record<string, string> = {};
   for (const [, name] of p.matchAll(/:([A-Za-z0-9_]+)/g)) {
@@ -217,10 +219,29 @@ export function pathValues(route: RegisteredRoute, side: Side): Record<string, s
 }
 
 /** The route's path with its parameters filled from `values`. */
-export function fill(route: RegisteredRoute, values: Record<string, string>): string {
+export function fill(route: Pick<RegisteredRoute, 'path'>, values: Record<string, string>): string {
   return route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) =>
     encodeURIComponent(values[name] ?? sampleParam(name)),
   );
+}
+
+/** Well-formed values of `side` by field name, for bodies and parameters that name one of its objects. */
+export function sideValues(side: Side): Record<string, string> {
+  return {
+    tenant: side.team.tenant,
+    tenant_id: side.team.tenant,
+    uid: side.device.uid,
+    device: side.device.uid,
+    fingerprint: side.fingerprint,
+    tag: side.tag,
+    address: side.tunnel,
+    key: side.keyNames.observer,
+    host: '127.0.0.1',
+    seat: '0',
+    status: 'pending',
+    arch: 'amd64',
+    role: 'observer',
+  };
 }
 
 /** Strings that identify `side`'s rows wherever they are stored. */
@@ -260,3 +281,73 @@ export async function snapshot(server: TestServer, side: Side): Promise<string[]
 
 /** A random property name no schema has. */
 export const strayName = () => `stray_${randomBytes(3).toString('hex')}`;
+
+/** A JSON schema as the OpenAPI documents and TypeBox give it. */
+export type Schema = Record<string, unknown> & {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  anyOf?: Schema[];
+};
+
+/** A value the schema takes, for the fields a request keeps well-formed while another one is attacked. */
+/**
+ * A value `schema` takes, naming `side`'s objects where a field names one (by field name: tenant_id, uid, tag...).
+ * Objects get their required properties, and with `full` the optional ones of the top level too (a write that
+ * changes something).
+ */
+export function example(schema: Schema | undefined, name: string, side: Side, full = false): unknown {
+  if (!schema) return 'x';
+  if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
+  if (schema.anyOf?.length) return example(schema.anyOf[0], name, side);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'integer':
+    case 'number':
+      return Math.max(Number(schema.minimum ?? 1), Math.min(Number(schema.maximum ?? 30), 30));
+    case 'boolean':
+      return true;
+    case 'array': {
+      const n = Number(schema.minItems ?? 1);
+      return Array.from({ length: n }, (_, i) => {
+        const v = example(schema.items, name, side);
+        return typeof v === 'string' && n > 1 ? `${v}${i}` : v;
+      });
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const keys = full ? Object.keys(schema.properties ?? {}) : (schema.required ?? []);
+      for (const key of keys) out[key] = example(schema.properties?.[key], key, side);
+      return out;
+    }
+    default:
+      return stringExample(schema, name, side);
+  }
+}
+
+function stringExample(schema: Schema, name: string, side: Side): string {
+  if (schema.format === 'email') return `fuzz-${name}@example.com`;
+  if (schema.format === 'uuid')
+    return name === 'tenant_id' || name === 'tenant' ? side.team.tenant : randomUUID();
+  if (schema.format === 'date-time') return new Date().toISOString();
+  const known = sideValues(side)[name];
+  const candidates = [
+    ...(known ? [known] : []),
+    'fuzz-name',
+    'fuzzname',
+    '.*',
+    'abcdef',
+    '0'.repeat(64),
+    '0'.repeat(24),
+    '000000',
+  ];
+  const min = Number(schema.minLength ?? 0);
+  const max = Number(schema.maxLength ?? 1e9);
+  const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
+  return (
+    candidates.find((c) => c.length >= min && c.length <= max && (!pattern || pattern.test(c))) ??
+    'x'.repeat(Math.max(min, 1))
+  );
+}
