@@ -112,7 +112,12 @@ export const configSchema = T.Object(
         ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => T.Literal(l)),
         { description: 'Log level.' },
       ),
-      pretty: T.Boolean({ description: 'Human-readable logs instead of JSON lines.' }),
+      pretty: T.Optional(
+        T.Boolean({
+          description:
+            'Human-readable logs (true) or JSON lines (false); unset: human-readable when standard output is a terminal.',
+        }),
+      ),
     }),
     cloudUrl: T.String({
       format: 'uri',
