@@ -8,6 +8,7 @@ import { type AwilixContainer, asValue, createContainer, InjectionMode, type Res
 import type { Knex } from 'knex';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
+import { PasswordHashing } from './auth/password';
 import { TokenService } from './auth/tokens';
 import { type Cache, createCache } from './cache';
 import { ConfigError, loadConfig } from './config/load';
@@ -95,6 +96,7 @@ export class Kernel {
       hooks: asValue(this.hooks),
       metrics: asValue(this.metrics),
       features: asValue(this.features),
+      passwords: asValue(new PasswordHashing({ config })),
       kernel: asValue(this),
       caller: asValue({ kind: 'anonymous' }),
       tenantId: asValue(undefined),

@@ -36,6 +36,8 @@ export interface SyncEntries {
   /** `ttlSeconds` 0 keeps the value until deleted; a set without it keeps the entry's expiry (like Redis KEEPTTL). */
   set(key: string, value: string, ttlSeconds?: number): void;
   del(key: string): void;
+  /** Remaining lifetime in whole seconds; -1 without expiry, -2 when absent. */
+  ttl(key: string): number;
 }
 
 /**
@@ -186,6 +188,11 @@ class MemoryCache implements Cache {
       },
       del: (key) => {
         this.entries.delete(key);
+      },
+      ttl: (key) => {
+        const e = this.live(key);
+        if (!e) return -2;
+        return e.expiresAt === 0 ? -1 : Math.ceil((e.expiresAt - Date.now()) / 1000);
       },
     };
     return step.memory(entries, keys, args);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Caller } from './auth/caller';
+import type { PasswordHashing } from './auth/password';
 import type { TokenService } from './auth/tokens';
 import type { Kernel } from './boot';
 import type { Cache } from './cache';
@@ -27,6 +28,8 @@ export interface Cradle {
   cache: Cache;
   keys: InstanceKeys;
   tokens: TokenService;
+  /** Password hashing with its concurrency cap and queue (use it, not the bare functions, on request paths). */
+  passwords: PasswordHashing;
   /** The one outgoing mailer (SMTP). */
   mailer: Mailer;
   caller: Caller;

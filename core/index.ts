@@ -4,7 +4,13 @@
  */
 export type { AuthKind, Caller, UserCaller } from './auth/caller';
 export { callerRole, callerTenant } from './auth/caller';
-export { burnPasswordCheck, hashPassword, secretsEqual, verifyPassword } from './auth/password';
+export {
+  burnPasswordCheck,
+  hashPassword,
+  PasswordHashing,
+  secretsEqual,
+  verifyPassword,
+} from './auth/password';
 export { isRole, type Role, roleAtLeast, roles } from './auth/roles';
 export { type TokenClaims, TokenService } from './auth/tokens';
 export { Kernel, type KernelOptions } from './boot';

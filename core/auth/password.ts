@@ -1,4 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import type { Config } from '../config/schema';
+import { TooManyRequests } from '../errors';
 
 /**
  * Password hashing with scrypt (RFC 7914). Parameters follow OWASP's scrypt guidance (N=2^15, r=8, p=3: 32 MiB per
@@ -46,4 +49,100 @@ export function secretsEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/**
+ * The server's password hashing, bounded: at most `auth.hashConcurrency` hashes run at once (each takes a thread
+ * and 32 MiB for about a quarter of a second) and at most `auth.hashQueue` wait for a slot; beyond that the call
+ * answers 429 with `Retry-After` at once instead of making everyone slower. Waiting checks are served round-robin
+ * by source, and a full queue sheds a waiter of the source with the most waiting, so a flood from one address
+ * cannot starve the others.
+ */
+export class PasswordHashing {
+  readonly concurrency: number;
+  readonly queueLimit: number;
+  private running = 0;
+  private waitingCount = 0;
+  /** Waiters by source; the Map's order is the round-robin order (a source served goes to the back). */
+  private readonly waiting = new Map<string, Waiter[]>();
+
+  constructor(deps: { config: Config }) {
+    const { hashConcurrency, hashQueue } = deps.config.auth;
+    this.concurrency = hashConcurrency > 0 ? hashConcurrency : availableParallelism();
+    this.queueLimit = hashQueue >= 0 ? hashQueue : 8 * this.concurrency;
+  }
+
+  hash(password: string, source = 'server'): Promise<string> {
+    return this.slot(source, () => hashPassword(password));
+  }
+
+  verify(password: string, stored: string, source = 'server'): Promise<boolean> {
+    return this.slot(source, () => verifyPassword(password, stored));
+  }
+
+  /** One hash for an unknown user, so its answer costs what a wrong password does. */
+  burn(password: string, source = 'server'): Promise<false> {
+    return this.slot(source, () => burnPasswordCheck(password));
+  }
+
+  /** Hashes running and waiting now (for metrics and tests). */
+  get load(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waitingCount };
+  }
+
+  private async slot<T>(source: string, work: () => Promise<T>): Promise<T> {
+    if (this.running < this.concurrency) this.running++;
+    else await this.enqueue(source);
+    try {
+      return await work();
+    } finally {
+      this.handOver();
+    }
+  }
+
+  private enqueue(source: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.waitingCount >= this.queueLimit) {
+        // Shed from the source with the most waiting; that is this one when it already has its share.
+        let longest: Waiter[] | undefined;
+        for (const q of this.waiting.values()) if (!longest || q.length > longest.length) longest = q;
+        const own = this.waiting.get(source)?.length ?? 0;
+        if (!longest || longest.length <= own + 1) return reject(busy());
+        (longest.pop() as Waiter).reject(busy());
+        this.waitingCount--;
+        for (const [s, q] of this.waiting) if (q.length === 0) this.waiting.delete(s);
+      }
+      const q = this.waiting.get(source) ?? [];
+      q.push({ resolve, reject });
+      this.waiting.set(source, q);
+      this.waitingCount++;
+    });
+  }
+
+  /** Gives a finished hash's slot to the next source in turn, or frees it. */
+  private handOver(): void {
+    const next = this.waiting.entries().next();
+    if (next.done) {
+      this.running--;
+      return;
+    }
+    const [source, q] = next.value;
+    const waiter = q.shift() as Waiter;
+    this.waiting.delete(source);
+    if (q.length) this.waiting.set(source, q);
+    this.waitingCount--;
+    waiter.resolve();
+  }
+}
+
+function busy(): TooManyRequests {
+  return new TooManyRequests('too many sign-ins at once; try again in a moment', {
+    'Retry-After': '1',
+    'Access-Control-Expose-Headers': 'Retry-After',
+  });
 }

@@ -96,6 +96,24 @@ export const configSchema = T.Object(
         description: 'Failed logins before a source/user pair locks.',
       }),
       lockoutMaxMinutes: T.Integer({ minimum: 1, description: 'Longest lockout in minutes.' }),
+      hashConcurrency: T.Integer({
+        minimum: 0,
+        description: 'Password hashes run at once (0 = one per CPU core).',
+      }),
+      hashQueue: T.Integer({
+        minimum: -1,
+        description:
+          'Password checks that may wait for a hashing slot; more answer 429 with Retry-After (-1 = 8 per slot).',
+      }),
+      loginFailuresPerSource: T.Integer({
+        minimum: 0,
+        description:
+          'Failed logins one address may make per window, whatever the user names; more answer 429 with Retry-After (0 = no limit).',
+      }),
+      loginWindowSeconds: T.Integer({
+        minimum: 1,
+        description: 'The window of loginFailuresPerSource, in seconds.',
+      }),
     }),
     limits: T.Object({
       maxDevices: T.Integer({
@@ -158,6 +176,10 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_TOKEN_TTL: 'auth.tokenTtl',
   GATEHOUSE_LOCKOUT_THRESHOLD: 'auth.lockoutThreshold',
   GATEHOUSE_LOCKOUT_MAX_MINUTES: 'auth.lockoutMaxMinutes',
+  GATEHOUSE_HASH_CONCURRENCY: 'auth.hashConcurrency',
+  GATEHOUSE_HASH_QUEUE: 'auth.hashQueue',
+  GATEHOUSE_LOGIN_FAILURES_PER_SOURCE: 'auth.loginFailuresPerSource',
+  GATEHOUSE_LOGIN_WINDOW: 'auth.loginWindowSeconds',
   GATEHOUSE_MAX_DEVICES: 'limits.maxDevices',
   GATEHOUSE_MAX_NAMESPACES: 'limits.maxNamespaces',
   GATEHOUSE_LOG_LEVEL: 'log.level',

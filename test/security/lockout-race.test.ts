@@ -17,7 +17,13 @@ for (const store of ['in-process', 'Redis'] as const) {
       server = await startServer({
         ssh: false,
         overrides: {
-          auth: { tokenTtl: 3600, lockoutThreshold: THRESHOLD, lockoutMaxMinutes: 60 },
+          // The per-source budget off: this is about the per-pair lockout alone.
+          auth: {
+            tokenTtl: 3600,
+            lockoutThreshold: THRESHOLD,
+            lockoutMaxMinutes: 60,
+            loginFailuresPerSource: 0,
+          },
           // Without a URL the counters live in the server's own memory.
           redis: store === 'Redis' ? { url: REDIS_URL, keyPrefix: `${Date.now()}-race:` } : {},
         },

@@ -4,10 +4,12 @@ import { ApiKeyService } from '../apikeys/service';
 import { MemberService } from '../members/service';
 import { MfaService } from '../mfa/service';
 import { Lockout } from './lockout';
+import { SourceLimit } from './source-limit';
 
 declare module '@gatehouse/core/cradle' {
   interface Cradle {
     lockout: Lockout;
+    sourceLimit: SourceLimit;
     mfa: MfaService;
     members: MemberService;
     /** Request-scoped: the API keys of the caller's namespace. */
@@ -15,9 +17,10 @@ declare module '@gatehouse/core/cradle' {
   }
 }
 
-/** Container entries of the accounts features: lockout, MFA, members, API keys and the one mailer. */
+/** Container entries of the accounts features: lockout, per-source login limit, MFA, members, API keys and the one mailer. */
 export const accountServices = {
   lockout: asClass(Lockout).singleton(),
+  sourceLimit: asClass(SourceLimit).singleton(),
   mfa: asClass(MfaService).singleton(),
   members: asClass(MemberService).singleton(),
   apiKeys: asClass(ApiKeyService).scoped(),

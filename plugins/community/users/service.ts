@@ -4,16 +4,15 @@ import {
   Conflict,
   Forbidden,
   fromDatabaseError,
-  hashPassword,
   Invalid,
   isRole,
   NotFound,
+  type PasswordHashing,
   type Role,
   type TokenClaims,
   type TokenService,
   Unauthorized,
   type UserCaller,
-  verifyPassword,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 
@@ -49,11 +48,13 @@ export class UserService {
   private readonly db: Knex;
   private readonly tokens: TokenService;
   private readonly config: Config;
+  private readonly passwords: PasswordHashing;
 
-  constructor(deps: { db: Knex; tokens: TokenService; config: Config }) {
+  constructor(deps: { db: Knex; tokens: TokenService; config: Config; passwords: PasswordHashing }) {
     this.db = deps.db;
     this.tokens = deps.tokens;
     this.config = deps.config;
+    this.passwords = deps.passwords;
   }
 
   async create(
@@ -74,7 +75,7 @@ export class UserService {
       name: input.name,
       username: input.username,
       email: input.email.toLowerCase(),
-      password_hash: await hashPassword(input.password),
+      password_hash: await this.passwords.hash(input.password),
       max_namespaces: input.maxNamespaces ?? this.config.limits.maxNamespaces,
       admin: input.admin ?? false,
     };
@@ -205,10 +206,10 @@ export class UserService {
     if (email !== undefined) row.email = email;
     if (recovery) row.recovery_email = recovery;
     if (changes.password !== undefined) {
-      if (!(await verifyPassword(changes.current_password ?? '', user.password_hash))) {
+      if (!(await this.passwords.verify(changes.current_password ?? '', user.password_hash, id))) {
         throw new Forbidden('the current password is wrong');
       }
-      row.password_hash = await hashPassword(changes.password);
+      row.password_hash = await this.passwords.hash(changes.password, id);
       row.password_changed_at = new Date();
     }
     try {
