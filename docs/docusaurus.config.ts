@@ -6,8 +6,10 @@ import { themes as prismThemes } from 'prism-react-renderer';
 // source builds the public site and a copy served by a self-hosted Gatehouse server.
 const siteUrl = process.env.DOCS_SITE_URL ?? 'https://docs.gatehouse.example';
 const baseUrl = process.env.DOCS_BASE_URL ?? '/';
-const cloudUrl = process.env.DOCS_CLOUD_URL ?? 'https://cloud.gatehouse.example';
-const repositoryUrl = process.env.DOCS_REPOSITORY_URL ?? 'https://git.gatehouse.example/gatehouse/gatehouse';
+// The hosted product (planned) and the public source repository have no address of their own yet: a build shows
+// their links only when it is given a real one, never a placeholder host.
+const cloudUrl = process.env.DOCS_CLOUD_URL || undefined;
+const repositoryUrl = process.env.DOCS_REPOSITORY_URL || undefined;
 
 // An external search service is optional; without these three values the site uses its
 // own offline index (plugins/local-search) and needs no outside service at all.
@@ -82,7 +84,7 @@ const config: Config = {
     // Rspack and SWC: about three times faster builds on the two-core machines we use.
     faster: true,
   },
-  customFields: { cloudUrl, repositoryUrl },
+  customFields: { cloudUrl: cloudUrl ?? null, repositoryUrl: repositoryUrl ?? null },
   presets: [
     [
       'classic',
@@ -145,8 +147,19 @@ const config: Config = {
         { type: 'docSidebar', sidebarId: 'developers', position: 'left', label: 'Developers' },
         { type: 'docsVersionDropdown', position: 'right', dropdownActiveClassDisabled: true },
         { type: 'search', position: 'right' },
-        { href: repositoryUrl, position: 'right', label: 'Source', 'aria-label': 'Source repository' },
-        { href: cloudUrl, position: 'right', label: 'Get Started', className: 'navbar-get-started' },
+        ...(repositoryUrl
+          ? [
+              {
+                href: repositoryUrl,
+                position: 'right' as const,
+                label: 'Source',
+                'aria-label': 'Source repository',
+              },
+            ]
+          : []),
+        ...(cloudUrl
+          ? [{ href: cloudUrl, position: 'right' as const, label: 'Get Started', className: 'navbar-get-started' }]
+          : []),
       ],
     },
     footer: {
@@ -170,8 +183,9 @@ const config: Config = {
         {
           title: 'Project',
           items: [
-            { label: 'Source repository', href: repositoryUrl },
-            { label: 'Gatehouse Cloud', href: cloudUrl },
+            { label: 'Editions', to: '/overview/editions' },
+            ...(repositoryUrl ? [{ label: 'Source repository', href: repositoryUrl }] : []),
+            ...(cloudUrl ? [{ label: 'Gatehouse Cloud', href: cloudUrl }] : []),
           ],
         },
       ],

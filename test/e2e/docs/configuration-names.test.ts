@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
-import { docsDir } from './docs-site';
+import { docsDir, placeholderHost } from './docs-site';
 
 const repoDir = resolve(docsDir, '..');
 
@@ -32,6 +32,41 @@ const pages = [
   ...markdownFiles(join(docsDir, 'content')),
   ...markdownFiles(join(docsDir, 'versioned_docs')),
 ].map((path) => ({ name: relative(docsDir, path), text: readFileSync(path, 'utf8') }));
+
+/** Source files of the console: the shell and every edition's screens. */
+function consoleFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return ['node_modules', 'dist'].includes(entry.name) ? [] : consoleFiles(path);
+    return /\.tsx?$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/**
+ * What the console shows a person: JSX text, and the strings given as labels, titles and button texts. The docs
+ * may only name screens, tabs and buttons found here.
+ */
+function consoleLabels(): Set<string> {
+  const files = [
+    ...consoleFiles(join(repoDir, 'web', 'src')),
+    ...['community', 'enterprise', 'cloud'].flatMap((p) => consoleFiles(join(repoDir, 'plugins', p, 'web'))),
+  ];
+  const labels = new Set<string>();
+  for (const file of files) {
+    const source = readFileSync(file, 'utf8');
+    // JSX text, also after an icon: `{icons.plus} Add rule`.
+    for (const m of source.matchAll(/[>}]([^<>{}]+)</g)) labels.add((m[1] ?? '').replace(/\s+/g, ' ').trim());
+    for (const m of source.matchAll(
+      /\b(?:label|title|submitLabel|confirmLabel|heading)(?:=\{?|:\s*)(['"`])([^'"`$]+)\1/g,
+    ))
+      labels.add((m[2] ?? '').trim());
+    // Text inside JSX expressions, such as {busy ? 'Saving' : 'Save'}.
+    for (const m of source.matchAll(/[?:]\s*'([A-Z][^'$]*)'/g)) labels.add((m[1] ?? '').trim());
+  }
+  labels.delete('');
+  return labels;
+}
 
 function gatehouse(args: string[]): string {
   return execFileSync(process.execPath, [join(repoDir, 'bin', 'gatehouse.js'), ...args], {
@@ -152,6 +187,83 @@ describe('configuration names and commands in the docs', function () {
       .filter(({ path }) => !existsSync(join(repoDir, path)))
       .map(({ name, path }) => `${name}: ${path}`);
     expect(missing).to.deep.equal([]);
+  });
+
+  it('names only screens, tabs and buttons the console has', () => {
+    const labels = consoleLabels();
+    expect(labels.has('Devices'), 'the navigation').to.equal(true);
+    const named: string[] = [];
+    const wrong: string[] = [];
+    for (const { name, text } of pages) {
+      // **Settings → Members → Add member** paths, and "select **Accept**"-style instructions.
+      const paths = [...text.matchAll(/\*\*([^*\n]+→[^*\n]+)\*\*/g)].map((m) => m[1] ?? '');
+      const actions = [
+        ...text.matchAll(/\b(?:[Ss]elect|[Cc]hoose|[Oo]pen|[Pp]ress|[Cc]lick|[Uu]se) \*\*([^*→\n]+)\*\*/g),
+      ].map((m) => m[1] ?? '');
+      // Form fields after "... and fill in:": "- **Priority**: ..." items, or a "| Field |" table's first column.
+      const fields: string[] = [];
+      for (const form of text.matchAll(/fill in:\n\n((?:[-|][^\n]*\n?)+)/g)) {
+        for (const line of (form[1] ?? '').split('\n')) {
+          const item = /^- \*\*([^*]+)\*\*:/.exec(line)?.[1];
+          const cell = /^\| ([^|]+?) \|/.exec(line)?.[1];
+          if (item) fields.push(item);
+          else if (cell && cell !== 'Field' && !/^-+$/.test(cell)) fields.push(cell);
+        }
+      }
+      expect(fields.length === 0 || fields.every(Boolean)).to.equal(true);
+      for (const item of [...paths, ...actions, ...fields]) {
+        for (const part of item.split('→').map((p) => p.trim())) {
+          // "the device" stands for the one the reader picked.
+          if (/^the /.test(part)) continue;
+          named.push(part);
+          if (!labels.has(part)) wrong.push(`${name}: **${item}**: the console has no "${part}"`);
+        }
+      }
+    }
+    expect(named).to.include('Add member');
+    expect(named, 'form fields').to.include('Source IP pattern');
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('names only API paths the server serves', () => {
+    const doc = JSON.parse(gatehouse(['openapi', 'community'])) as { paths: Record<string, unknown> };
+    // `{tenant}` in the document, `<tenant-id>` or `{tenant}` in the docs: any one segment.
+    const served = Object.keys(doc.paths).map((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`));
+    const named: string[] = [];
+    const wrong: string[] = [];
+    for (const { name, text } of pages) {
+      for (const m of text.matchAll(
+        /(?<![\w.:/-])(\/(?:api|internal)\/[A-Za-z0-9_{}<>/.-]*[A-Za-z0-9_}>])/g,
+      )) {
+        const path = (m[1] ?? '').replace(/<[^>]+>/g, 'x').replace(/\{[^}]+\}/g, 'x');
+        named.push(path);
+        if (!served.some((re) => re.test(path))) wrong.push(`${name}: ${m[1]} is not served`);
+      }
+    }
+    expect(named.length).to.be.greaterThan(5);
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('links only to real addresses, never a placeholder host', () => {
+    const wrong: string[] = [];
+    for (const { name, text } of pages) {
+      // Links people follow; addresses inside code are examples of their own server.
+      const prose = text.replace(/^ *```[\s\S]*?^ *```/gm, '').replace(/`[^`\n]*`/g, '');
+      for (const m of prose.matchAll(/\]\((https?:\/\/[^)\s]+)\)|<(https?:\/\/[^>\s]+)>/g)) {
+        const url = new URL(m[1] ?? m[2] ?? '');
+        if (placeholderHost(url.hostname)) wrong.push(`${name}: ${url.href}`);
+      }
+    }
+    // The site's own address (DOCS_SITE_URL, for the sitemap and canonical links) is no link to follow.
+    const config = readFileSync(join(docsDir, 'docusaurus.config.ts'), 'utf8')
+      .split('\n')
+      .filter((line) => !line.includes('DOCS_SITE_URL'))
+      .join('\n');
+    for (const m of config.matchAll(/['"`](https?:\/\/[^'"`\s]+)['"`]/g)) {
+      const url = new URL(m[1] ?? '');
+      if (placeholderHost(url.hostname)) wrong.push(`docusaurus.config.ts: ${url.href}`);
+    }
+    expect(wrong).to.deep.equal([]);
   });
 
   it('names only real gatehouse commands and options', () => {

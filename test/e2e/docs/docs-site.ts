@@ -186,3 +186,7 @@ export function unrendered(text: string): string[] {
     .map((line) => line.trim())
     .filter((line) => /^:{2,}(?:[A-Za-z][\w-]*|\s*$)/.test(line) || /(^|\s):{3,}[A-Za-z]/.test(line));
 }
+
+/** Hosts that only ever stand for "your server" in examples, never a real address to follow. */
+export const placeholderHost = (host: string) =>
+  /(^|\.)(example|invalid|test|localhost)$/.test(host) || /(^|\.)example\.(com|org|net)$/.test(host);

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect } from 'chai';
-import { buildDir, ensureDocsBuild, unrendered, visibleText } from './docs-site';
+import { buildDir, ensureDocsBuild, placeholderHost, unrendered, visibleText } from './docs-site';
 
 function htmlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -12,6 +12,13 @@ function htmlFiles(dir: string): string[] {
     if (entry.isDirectory()) return entry.name === 'assets' ? [] : htmlFiles(path);
     return entry.name.endsWith('.html') ? [path] : [];
   });
+}
+
+/** The http(s) addresses of a page's links. */
+function externalLinks(html: string): string[] {
+  return [...html.matchAll(/<a\b[^>]*?\bhref=(?:"([^"]*)"|'([^']*)'|([^\s>]+))/g)]
+    .map((m) => (m[1] ?? m[2] ?? m[3] ?? '').replaceAll('&amp;', '&'))
+    .filter((href) => /^https?:\/\//.test(href));
 }
 
 describe('every built docs page is rendered: no raw admonition or directive', function () {
@@ -50,6 +57,20 @@ describe('every built docs page is rendered: no raw admonition or directive', fu
       const tip = /<div class="[^"]*theme-admonition-tip[^"]*"[\s\S]*?<\/div><\/div>/.exec(html)?.[0] ?? '';
       expect(visibleText(tip), name).to.contain('Trying it on one machine?');
     }
+  });
+
+  it('links nowhere a placeholder host: no "Get Started" or "Source" to an address that does not exist', () => {
+    // Minified pages leave attribute values unquoted, so all three forms count.
+    expect(
+      externalLinks('<a href=https://git.gatehouse.example/x class=a><a href="https://a.org/?b&amp;c">'),
+    ).to.deep.equal(['https://git.gatehouse.example/x', 'https://a.org/?b&c']);
+    const wrong: string[] = [];
+    for (const path of htmlFiles(buildDir)) {
+      for (const href of externalLinks(readFileSync(path, 'utf8'))) {
+        if (placeholderHost(new URL(href).hostname)) wrong.push(`${relative(buildDir, path)}: ${href}`);
+      }
+    }
+    expect(wrong).to.deep.equal([]);
   });
 
   it('finds no unrendered admonition or directive on any page, released or next', () => {
