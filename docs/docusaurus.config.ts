@@ -158,7 +158,14 @@ const config: Config = {
             ]
           : []),
         ...(cloudUrl
-          ? [{ href: cloudUrl, position: 'right' as const, label: 'Get Started', className: 'navbar-get-started' }]
+          ? [
+              {
+                href: cloudUrl,
+                position: 'right' as const,
+                label: 'Get Started',
+                className: 'navbar-get-started',
+              },
+            ]
           : []),
       ],
     },

@@ -189,4 +189,4 @@ export function unrendered(text: string): string[] {
 
 /** Hosts that only ever stand for "your server" in examples, never a real address to follow. */
 export const placeholderHost = (host: string) =>
-  /(^|\.)(example|invalid|test|localhost)$/.test(host) || /(^|\.)example\.(com|org|net)$/.test(host);
+  /(^|\.)(example|invalid|test)$/.test(host) || /(^|\.)example\.(com|org|net)$/.test(host);
