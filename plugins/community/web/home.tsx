@@ -4,6 +4,7 @@ import {
   ErrorState,
   Link,
   Loading,
+  type Namespace,
   PageHeader,
   type Stats,
   useApi,
@@ -11,6 +12,8 @@ import {
   useResource,
   useUser,
 } from '@gatehouse/web/shell';
+import { InstallCommands } from './devices/install';
+import { sshEndpoint } from './devices/ssh-command';
 
 const tiles: { key: keyof Stats; label: string; to: string }[] = [
   { key: 'registered_devices', label: 'Accepted devices', to: '/devices' },
@@ -28,7 +31,13 @@ export function HomePage() {
     () => api.call<Stats>('stats', { context: 'Could not load the statistics' }),
     [api, user.tenant],
   );
-  const serverUrl = `${window.location.protocol}//${info.endpoints.api || window.location.host}`;
+  const namespace = useResource(
+    () => api.call<Namespace>('getNamespace', { params: { tenant: user.tenant } }),
+    [api, user.tenant],
+  );
+  const { host, port } = sshEndpoint(info);
+  // The whole address, port included, with this namespace's real name.
+  const connectForm = `ssh ${port === 22 ? '' : `-p ${port} `}<device-user>@${namespace.data?.name ?? '<namespace>'}.<device-name>@${host}`;
   return (
     <>
       <PageHeader
@@ -61,23 +70,21 @@ export function HomePage() {
           <Card title="Add a device">
             <div className="card-body stack" style={{ gap: 10 }}>
               <p className="muted">
-                Run the agent on a Linux machine with this namespace's tenant ID. The device then shows up
-                under Pending for you to accept.
+                Install the agent on the machine you want to reach. It registers with this namespace (tenant
+                ID <code>{user.tenant}</code>).
               </p>
-              <span className="label">Tenant ID</span>
-              <CopyField label="tenant ID" value={user.tenant} />
-              <span className="label">Server address</span>
-              <CopyField label="server address" value={serverUrl} />
+              <InstallCommands tenant={user.tenant} />
             </div>
           </Card>
           <Card title="Connect">
             <div className="card-body stack" style={{ gap: 10 }}>
               <p className="muted">Reach any accepted device with your usual tools through the gateway:</p>
-              <CopyField
-                label="ssh address form"
-                value={`ssh <user>@<namespace>.<device>@${(info.endpoints.ssh || '').split(':')[0] || window.location.hostname} -p ${(info.endpoints.ssh || '').split(':')[1] || '2222'}`}
-              />
-              <p className="muted">Or open a terminal in the browser from a device's page.</p>
+              <CopyField label="ssh address form" value={connectForm} wrap />
+              <p className="muted">
+                Replace <code>&lt;device-user&gt;</code> with an account on the device and{' '}
+                <code>&lt;device-name&gt;</code> with the device's name. Or open a terminal in the browser
+                from a device's page.
+              </p>
             </div>
           </Card>
         </div>

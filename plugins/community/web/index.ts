@@ -1,5 +1,6 @@
 import { defineWebModule, icons } from '@gatehouse/web/shell';
 import { lazy } from 'react';
+import { PendingBadge } from './devices/pending-badge';
 import { terminalAction } from './devices/terminal-action';
 
 // The base product's console: every screen of the community edition, each loaded only when opened.
@@ -10,12 +11,27 @@ export default defineWebModule({
   name: 'community',
   nav: [
     { to: '/', label: 'Home', icon: icons.home, order: 0 },
-    { to: '/devices', label: 'Devices', icon: icons.devices, order: 10 },
+    { to: '/devices', label: 'Devices', icon: icons.devices, order: 10, badge: PendingBadge },
     { to: '/sessions', label: 'Sessions', icon: icons.sessions, order: 30 },
     { to: '/public-keys', label: 'Public keys', icon: icons.key, section: 'manage', order: 40 },
     { to: '/firewall', label: 'Firewall rules', icon: icons.shield, section: 'manage', order: 50 },
     { to: '/tags', label: 'Tags', icon: icons.tag, section: 'manage', order: 60 },
-    { to: '/settings', label: 'Settings', icon: icons.settings, section: 'settings', order: 90 },
+    {
+      to: '/settings/namespace',
+      label: 'Namespace',
+      icon: icons.settings,
+      section: 'settings',
+      order: 90,
+      settingsScope: 'namespace',
+    },
+    {
+      to: '/settings/profile',
+      label: 'Account',
+      icon: icons.user,
+      section: 'settings',
+      order: 95,
+      settingsScope: 'account',
+    },
   ],
   pages: [
     { path: '/', title: 'Home', component: page(() => import('./home'), 'HomePage') },

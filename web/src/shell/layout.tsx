@@ -3,6 +3,7 @@ import type { AuthenticatedUser, Namespace } from './api/types';
 import { useAction, useResource } from './resource';
 import { Link, useLocation, useNavigate } from './router';
 import { useConsole, useUser } from './session';
+import type { SettingsTab } from './slots';
 import { currentTheme, setTheme, type Theme } from './theme';
 import { Button, TextField } from './ui/controls';
 import { Dialog } from './ui/dialog';
@@ -220,6 +221,14 @@ function isActive(pathname: string, to: string): boolean {
   return pathname === to || pathname.startsWith(`${to}/`);
 }
 
+/** Which settings (account or namespace) a path shows, if it is a settings page. */
+function settingsScopeOf(pathname: string, tabs: SettingsTab[]): SettingsTab['scope'] | undefined {
+  const m = /^\/settings(?:\/([^/]+))?\/?$/.exec(pathname);
+  if (!m) return undefined;
+  if (!m[1]) return 'namespace';
+  return tabs.find((t) => t.id === m[1])?.scope;
+}
+
 export function Layout({ children }: { children: ReactNode }) {
   const { slots, info } = useConsole();
   const { pathname } = useLocation();
@@ -252,10 +261,19 @@ export function Layout({ children }: { children: ReactNode }) {
                   <Link
                     key={item.to}
                     to={item.to}
-                    aria-current={isActive(pathname, item.to) ? 'page' : undefined}
+                    aria-current={
+                      (
+                        item.settingsScope
+                          ? settingsScopeOf(pathname, slots.settingsTabs) === item.settingsScope
+                          : isActive(pathname, item.to)
+                      )
+                        ? 'page'
+                        : undefined
+                    }
                   >
                     {item.icon}
                     {item.label}
+                    {item.badge ? <item.badge /> : null}
                   </Link>
                 ))}
               </div>

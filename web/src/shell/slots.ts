@@ -15,6 +15,10 @@ export interface NavItem {
   section?: 'main' | 'manage' | 'settings';
   /** Lower numbers come first. */
   order: number;
+  /** Drawn after the label, e.g. a count of what waits there; it renders nothing when there is nothing to say. */
+  badge?: ComponentType;
+  /** For a settings item: it is the current page on every settings tab of this scope. */
+  settingsScope?: 'account' | 'namespace';
 }
 
 export interface PageEntry {
@@ -26,7 +30,10 @@ export interface PageEntry {
 export interface SettingsTab {
   id: string;
   label: string;
-  /** "account" tabs sit under /settings/account, "namespace" tabs under /settings/namespace. */
+  /**
+   * "account" tabs make up the Account settings (the person, in every namespace), "namespace" tabs the Namespace
+   * settings (the current namespace); each is at /settings/<id>.
+   */
   scope: 'account' | 'namespace';
   order: number;
   component: LazyExoticComponent<ComponentType> | ComponentType;

@@ -19,7 +19,7 @@ import {
   useToast,
   useUser,
 } from '@gatehouse/web/shell';
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import {
   describeFilter,
   draftFromFilter,
@@ -29,6 +29,7 @@ import {
   filterFromDraft,
   filterProblem,
 } from './filter-fields';
+import { fingerprintOfData } from './fingerprint';
 
 const keyLine =
   /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+[A-Za-z0-9+/=]+/;
@@ -36,6 +37,26 @@ const keyLine =
 /** The API takes the whole authorized_keys line, base64-encoded (SPEC.md section 3: data is base64). */
 export function encodeKeyData(line: string): string {
   return btoa(line.trim());
+}
+
+/** SHA256 first, as `ssh-keygen -l` prints it, then the MD5 fingerprint the API names keys by. */
+function Fingerprints({ md5, data }: { md5: string; data: string }) {
+  const [sha256, setSha256] = useState<string | undefined>();
+  useEffect(() => {
+    let live = true;
+    void fingerprintOfData(data).then((f) => {
+      if (live) setSha256(f);
+    });
+    return () => {
+      live = false;
+    };
+  }, [data]);
+  return (
+    <div className="stack" style={{ gap: 2 }}>
+      {sha256 ? <code className="fingerprint">{sha256}</code> : null}
+      <code className="fingerprint muted">MD5:{md5}</code>
+    </div>
+  );
 }
 
 interface Draft {
@@ -76,7 +97,10 @@ export function PublicKeysPage() {
   const columns = useMemo(
     () => [
       column.accessor('name', { header: 'Name', cell: (ctx) => <strong>{ctx.getValue()}</strong> }),
-      column.accessor('fingerprint', { header: 'Fingerprint', cell: (ctx) => <code>{ctx.getValue()}</code> }),
+      column.accessor('fingerprint', {
+        header: 'Fingerprint',
+        cell: (ctx) => <Fingerprints md5={ctx.getValue()} data={ctx.row.original.data} />,
+      }),
       column.accessor('username', {
         header: 'Device users',
         cell: (ctx) =>

@@ -1,5 +1,14 @@
-import { type Device, Dialog, TextField, useAction, useApi, useToast } from '@gatehouse/web/shell';
+import {
+  type Device,
+  Dialog,
+  TextField,
+  useAction,
+  useApi,
+  useResource,
+  useToast,
+} from '@gatehouse/web/shell';
 import { useEffect, useState } from 'react';
+import { TagInput } from '../access/tag-input';
 import type { DeviceKind } from './kind';
 
 export type DeviceDialog = { kind: 'rename' | 'tags' | 'remove'; device: Device } | null;
@@ -35,13 +44,18 @@ export function DeviceDialogs({
   const toast = useToast();
   const action = useAction();
   const [name, setName] = useState('');
-  const [tags, setTags] = useState('');
+  const [tags, setTags] = useState<string[]>([]);
   const device = dialog?.device;
+  // The namespace's tags, offered while editing a device's tags (loaded when that dialog opens).
+  const existing = useResource(
+    async () => (dialog?.kind === 'tags' ? ((await api.call<string[] | null>('listTags')) ?? []) : []),
+    [api, dialog?.kind],
+  );
 
   useEffect(() => {
     action.clearError();
     setName(device?.name ?? '');
-    setTags((device?.tags ?? []).join(', '));
+    setTags(device?.tags ?? []);
   }, [dialog]);
 
   if (!dialog || !device) return null;
@@ -84,7 +98,7 @@ export function DeviceDialogs({
   }
 
   if (dialog.kind === 'tags') {
-    const list = parseTags(tags);
+    const list = tags;
     const problem = tagProblem(list);
     return (
       <Dialog
@@ -110,13 +124,13 @@ export function DeviceDialogs({
           }
         }}
       >
-        <TextField
+        <TagInput
           label="Tags"
-          value={tags}
-          onChange={(e) => setTags(e.target.value)}
-          hint="Up to 3 tags, separated by commas, each 3 to 255 characters."
-          error={tags.trim() ? problem : null}
-          autoFocus
+          tags={tags}
+          onChange={setTags}
+          suggestions={existing.data ?? []}
+          hint="Up to 3 tags, each 3 to 255 characters. Press Enter or a comma to add one; the namespace's tags are suggested."
+          error={problem}
         />
       </Dialog>
     );

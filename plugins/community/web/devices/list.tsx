@@ -22,6 +22,7 @@ import {
 } from '@gatehouse/web/shell';
 import { useEffect, useMemo, useState } from 'react';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
+import { InstallCommands } from './install';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
@@ -268,7 +269,9 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
       title: term ? `No ${kind.noun}s match “${term}”` : `No accepted ${kind.noun}s yet`,
       body: term
         ? 'Try another name.'
-        : `Install the agent on a ${kind.noun} with this namespace's tenant ID; it shows up under Pending, ready to accept.`,
+        : kind === deviceKind
+          ? 'Install the agent on a machine with one of these commands; it shows up under Pending, ready to accept.'
+          : `Install the agent on a ${kind.noun} with this namespace's tenant ID; it shows up under Pending, ready to accept.`,
     },
     pending: {
       title: term ? `No pending ${kind.noun}s match “${term}”` : `Nothing waiting`,
@@ -326,7 +329,17 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
           onQuery={setQuery}
           rowKey={(d) => d.uid}
           empty={
-            <Empty title={empty.title} icon={kind === deviceKind ? icons.devices : icons.containers}>
+            <Empty
+              title={empty.title}
+              icon={kind === deviceKind ? icons.devices : icons.containers}
+              action={
+                kind === deviceKind && status === 'accepted' && !term ? (
+                  <div style={{ textAlign: 'left', marginTop: 14, width: '100%', maxWidth: 720 }}>
+                    <InstallCommands tenant={user.tenant} />
+                  </div>
+                ) : null
+              }
+            >
               {empty.body}
             </Empty>
           }

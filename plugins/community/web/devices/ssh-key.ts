@@ -1,4 +1,5 @@
 import bcrypt from 'bcrypt-pbkdf';
+import { sha256Fingerprint } from '../access/fingerprint';
 
 // Private keys for the web terminal, read and used inside the browser only. The file is parsed here, the key is
 // imported into WebCrypto as non-extractable, and all the gateway ever receives is the public key and one
@@ -128,18 +129,6 @@ function leftPad(b: Uint8Array, size: number): Uint8Array {
 
 async function digest(name: 'SHA-256' | 'SHA-512', data: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest(name, data as BufferSource));
-}
-
-/** The fingerprint `ssh-keygen -l` prints for a public key blob: SHA256, base64 without padding. */
-export async function sha256Fingerprint(blob: Uint8Array): Promise<string> {
-  return `SHA256:${base64(await digest('SHA-256', blob)).replace(/=+$/, '')}`;
-}
-
-/** The SHA256 fingerprint of an OpenSSH public key line (`type base64 [comment]`). */
-export async function fingerprintOfLine(line: string): Promise<string> {
-  const blob = line.trim().split(/\s+/)[1];
-  if (!blob) throw new KeyError('This is not an OpenSSH public key.');
-  return sha256Fingerprint(unbase64(blob));
 }
 
 // ---- The key file ----

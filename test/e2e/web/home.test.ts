@@ -1,0 +1,258 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { eventually } from '../../integration/devices/agent-process';
+import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
+import { type ConsoleServer, startConsoleServer } from './support/console-server';
+
+// A new owner's first screens: Home's Connect box and the install commands (copied, then really run), the empty
+// Devices screen, the sidebar's pending count, tags as chips with suggestions, SHA256 fingerprints as ssh-keygen
+// prints them, and settings split into the account's and the namespace's.
+
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
+
+describe('web console: Home, install commands, pending count, tags, fingerprints, settings', function () {
+  this.timeout(180_000);
+  let server: ConsoleServer;
+  let browser: Browser;
+  let page: Page;
+  let auth: { token: string; tenant: string; user: string };
+  let scratch: string;
+  let agent: ChildProcess | undefined;
+
+  const api = (p: string, init: RequestInit = {}) =>
+    fetch(`${server.url}${p}`, {
+      ...init,
+      headers: {
+        Authorization: `Bearer ${auth.token}`,
+        ...(init.body ? { 'Content-Type': 'application/json' } : {}),
+      },
+    });
+
+  before(async () => {
+    // The install commands download the agent bundle this server built (README's set-up builds it).
+    const bundles = spawnSync('sh', [
+      '-c',
+      `ls ${path.join(repo, 'agent', 'dist')}/gatehouse-agent-linux-*.tar.gz`,
+    ]);
+    if (!bundles.stdout.length) execFileSync('npm', ['run', 'build', '-w', 'agent'], { cwd: repo });
+    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    page = await context.newPage();
+    await completeSetup(page, server.setupUrl);
+    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    auth = JSON.parse((await page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
+    scratch = mkdtempSync(path.join(tmpdir(), 'gatehouse-home-'));
+  });
+  after(async () => {
+    if (agent && agent.exitCode === null) {
+      const exited = new Promise((resolve) => agent?.once('exit', resolve));
+      agent.kill('SIGTERM');
+      await exited;
+    }
+    await browser?.close();
+    await server?.stop();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const copied = async (label: string) => {
+    await page.getByRole('button', { name: `Copy ${label}` }).click();
+    return (await page.evaluate('navigator.clipboard.readText()')) as string;
+  };
+
+  it("shows the whole ssh address with the port and the namespace's real name", async () => {
+    const namespace = (await (await api(`/api/namespaces/${auth.tenant}`)).json()) as { name: string };
+    const field = page.getByLabel('ssh address form', { exact: true });
+    await eventually(
+      async () => ((await field.inputValue()).includes(`@${namespace.name}.`) ? true : undefined),
+      'the namespace name in the Connect box',
+    );
+    expect(await field.inputValue()).to.equal(
+      `ssh -p ${server.sshPort} <device-user>@${namespace.name}.<device-name>@127.0.0.1`,
+    );
+    // All of it is on screen: nothing scrolled out of the field.
+    const cut = (await field.evaluate(
+      (el: { scrollWidth: number; clientWidth: number; scrollHeight: number; clientHeight: number }) =>
+        el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight + 1,
+    )) as boolean;
+    expect(cut).to.equal(false);
+    expect(await copied('ssh address form')).to.equal(await field.inputValue());
+    await expectAccessible(page, 'home');
+  });
+
+  it('gives the install command the server serves, with the tenant, and it installs the agent as copied', async () => {
+    const command = await copied('install command');
+    expect(command).to.equal(
+      `curl -fsSL "${server.url}/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="${server.url}" GATEHOUSE_TENANT_ID=${auth.tenant} sh`,
+    );
+    // Run as copied, into a staging root instead of / and without systemd (install.sh's own switches for that).
+    const root = path.join(scratch, 'root');
+    const staged = command.replace(
+      '| sudo ',
+      `| sudo GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 `,
+    );
+    const run = spawnSync('sh', ['-c', staged], { encoding: 'utf8' });
+    expect(run.status, run.stderr).to.equal(0);
+    const settings = readFileSync(path.join(root, 'etc/default/gatehouse-agent'), 'utf8');
+    expect(settings).to.contain(`GATEHOUSE_SERVER_ADDRESS=${server.url}\n`);
+    expect(settings).to.contain(`GATEHOUSE_TENANT_ID=${auth.tenant}\n`);
+    expect(existsSync(path.join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs'))).to.equal(true);
+  });
+
+  it('shows the install commands on the empty Devices screen too', async () => {
+    await page.goto(`${server.url}/devices`);
+    await page.getByText('No accepted devices yet').waitFor();
+    expect(await page.getByLabel('install command', { exact: true }).inputValue()).to.contain(
+      `GATEHOUSE_TENANT_ID=${auth.tenant} sh`,
+    );
+    expect(await page.getByLabel('docker run command', { exact: true }).inputValue()).to.contain(
+      `-e GATEHOUSE_TENANT_ID=${auth.tenant}`,
+    );
+    await expectAccessible(page, 'devices (empty, with install commands)');
+  });
+
+  it('gives a docker run line whose container command runs the agent, which then waits: the sidebar counts it', async () => {
+    const line = await copied('docker run command');
+    expect(line).to.match(/^docker run -d --name gatehouse-agent --restart unless-stopped /);
+    const script = /node:20 sh -c '([^']+)'$/.exec(line)?.[1];
+    if (!script) throw new Error(`no container command in ${line}`);
+    const env: Record<string, string> = {};
+    for (const m of line.matchAll(/-e ([A-Z_]+)="?([^"\s]+)"?/g)) env[m[1] as string] = m[2] as string;
+    expect(env).to.include({ GATEHOUSE_SERVER_ADDRESS: server.url, GATEHOUSE_TENANT_ID: auth.tenant });
+    // What the container runs, run here as it is: /opt is a fresh tmpfs as in a new container; the key goes
+    // where the volume would be.
+    agent = spawn('unshare', ['-m', 'sh', '-c', `mount -t tmpfs none /opt && ${script}`], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        ...env,
+        GATEHOUSE_PRIVATE_KEY: path.join(scratch, 'agent.key'),
+        GATEHOUSE_PREFERRED_HOSTNAME: 'docker-agent',
+        GATEHOUSE_KEEPALIVE_INTERVAL: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    agent.stdout?.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    agent.stderr?.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    const badge = page.getByTestId('pending-count');
+    await page.goto(`${server.url}/`);
+    await badge.waitFor({ timeout: 40_000 }).catch((err: Error) => {
+      throw new Error(`${err.message}\nthe agent said:\n${log}`);
+    });
+    expect((await badge.textContent())?.trim()).to.equal('1 waiting for acceptance');
+    const devicesLink = page
+      .getByRole('navigation', { name: 'Primary' })
+      .getByRole('link', { name: /^Devices/ });
+    expect(await devicesLink.textContent()).to.contain('1');
+    await expectAccessible(page, 'home with a pending device');
+
+    await page.goto(`${server.url}/devices/pending`);
+    await page.getByRole('button', { name: 'Accept docker-agent' }).click();
+    await page.getByText('docker-agent accepted').waitFor();
+    await page.goto(`${server.url}/devices`);
+    await badge.waitFor({ state: 'detached', timeout: 20_000 });
+  });
+
+  it("edits a device's tags as chips, with the namespace's tags suggested", async () => {
+    const devices = (await (await api('/api/devices')).json()) as { uid: string; name: string }[];
+    const device = devices.find((d) => d.name === 'docker-agent');
+    if (!device) throw new Error('no docker-agent device');
+    expect(
+      (await api(`/api/devices/${device.uid}/tags`, { method: 'PUT', body: '{"tags":["edge","lab"]}' }))
+        .status,
+    ).to.equal(200);
+    await page.goto(`${server.url}/device/${device.uid}`);
+    await page.getByRole('button', { name: 'Edit tags' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Tags of docker-agent' });
+    await dialog.getByRole('button', { name: 'Remove tag lab' }).click();
+    expect(await dialog.getByRole('button', { name: /^Remove tag/ }).count()).to.equal(1);
+    // The namespace still has "lab" (saved on the device): it is offered back.
+    const offered = await dialog
+      .locator('datalist option')
+      .evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value));
+    expect(offered).to.deep.equal(['lab']);
+    await dialog.getByLabel('Tags').fill('prod');
+    await dialog.getByLabel('Tags').press('Enter');
+    await dialog.getByRole('button', { name: 'Remove tag prod' }).waitFor();
+    await expectAccessible(page, 'tags dialog');
+    await dialog.getByRole('button', { name: 'Save tags' }).click();
+    await page.getByText('Tags saved').waitFor();
+    const saved = (await (await api(`/api/devices/${device.uid}`)).json()) as { tags: string[] };
+    expect(saved.tags).to.deep.equal(['edge', 'prod']);
+  });
+
+  it('shows public keys with the SHA256 fingerprint ssh-keygen -l prints, and the MD5 one', async () => {
+    const file = path.join(scratch, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'ada@laptop', '-f', file]);
+    const line = readFileSync(`${file}.pub`, 'utf8').trim();
+    const created = await api('/api/sshkeys/public-keys', {
+      method: 'POST',
+      body: JSON.stringify({
+        name: 'laptop',
+        data: Buffer.from(line).toString('base64'),
+        username: '.*',
+        filter: { hostname: '.*' },
+      }),
+    });
+    expect(created.status).to.equal(200);
+    const sha256 = execFileSync('ssh-keygen', ['-l', '-f', `${file}.pub`], { encoding: 'utf8' }).split(
+      ' ',
+    )[1];
+    const md5 = execFileSync('ssh-keygen', ['-l', '-E', 'md5', '-f', `${file}.pub`], {
+      encoding: 'utf8',
+    }).split(' ')[1];
+    expect(sha256).to.match(/^SHA256:/);
+    await page.goto(`${server.url}/public-keys`);
+    const row = page
+      .getByRole('table', { name: 'Public keys' })
+      .getByRole('row')
+      .filter({ hasText: 'laptop' });
+    await row.getByText(sha256 as string, { exact: true }).waitFor();
+    await row.getByText(md5 as string, { exact: true }).waitFor();
+  });
+
+  it('splits settings into the account and the namespace, each with its own tabs and sidebar item', async () => {
+    const sidebar = page.getByRole('navigation', { name: 'Primary' });
+    await page.goto(`${server.url}/settings/profile`);
+    await page.getByRole('heading', { name: 'Account settings' }).waitFor();
+    const accountTabs = await page
+      .getByRole('navigation', { name: 'Account settings sections' })
+      .getByRole('link')
+      .allTextContents();
+    expect(accountTabs).to.deep.equal(['Profile', 'Password & MFA']);
+    expect(await sidebar.getByRole('link', { name: 'Account' }).getAttribute('aria-current')).to.equal(
+      'page',
+    );
+    expect(await sidebar.getByRole('link', { name: 'Namespace' }).getAttribute('aria-current')).to.equal(
+      null,
+    );
+    await expectAccessible(page, 'account settings');
+
+    await sidebar.getByRole('link', { name: 'Namespace' }).click();
+    await page.getByRole('heading', { name: 'Namespace settings' }).waitFor();
+    const namespaceTabs = await page
+      .getByRole('navigation', { name: 'Namespace settings sections' })
+      .getByRole('link')
+      .allTextContents();
+    expect(namespaceTabs).to.include.members(['General', 'Members', 'API keys']);
+    expect(namespaceTabs).to.not.include('Profile');
+    await page
+      .getByRole('navigation', { name: 'Namespace settings sections' })
+      .getByRole('link', { name: 'Members' })
+      .click();
+    await page.waitForURL(`${server.url}/settings/members`);
+    expect(await sidebar.getByRole('link', { name: 'Namespace' }).getAttribute('aria-current')).to.equal(
+      'page',
+    );
+    await expectAccessible(page, 'namespace settings');
+  });
+});
