@@ -84,7 +84,8 @@ function operation(r: RegisteredRoute): Json {
       parameters.push({
         name,
         in: where,
-        required: where === 'path' || required.has(name),
+        // A parameter with a default may be left out: the server fills it in.
+        required: where === 'path' || (required.has(name) && s.default === undefined),
         schema: clean(s),
         ...(s.description ? { description: s.description } : {}),
       });

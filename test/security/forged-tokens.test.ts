@@ -3,6 +3,7 @@ import type { TokenClaims, TokenService } from '@gatehouse/core';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
+import { createUser, PASSWORD } from '../integration/accounts/team';
 import { fillPath } from '../integration/permissions/requests';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
 import { internalOnly, label, publicOnly, type Request, sendAll } from './lib';
@@ -159,6 +160,18 @@ describe('security: forged and misused tokens on every route', function () {
       const res = await server.api('POST', '/api/user/mfa/auth', { body: { token, code: '123456' } });
       expect(res.status, token === owner.token ? 'user token' : 'device token').to.equal(401);
     }
+  });
+
+  it('refuses, on every route, a real token issued before its user changed the password', async () => {
+    const user = await createUser(server, 'stamp-user');
+    const changed = await server.api('PATCH', '/api/users', {
+      token: user.token,
+      body: { password: 'new-horse-1', current_password: PASSWORD },
+    });
+    expect(changed.status, JSON.stringify(changed.body)).to.equal(200);
+    await expectRefused(user.token, (r) => (r.auth.includes('user') ? [401] : [403]));
+    const fresh = await server.login('stamp-user', 'new-horse-1');
+    expect((await server.api('GET', '/api/auth/user', { token: fresh.token })).status).to.equal(200);
   });
 
   it('refuses unknown and malformed API keys on every call that takes one', async () => {

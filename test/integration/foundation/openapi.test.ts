@@ -45,4 +45,13 @@ describe('OpenAPI documents', () => {
     expect(me.responses).to.have.property('401');
     expect(doc.paths['/info'].get.security).to.deep.equal([{}]);
   });
+
+  it('says every body refuses unknown fields, and that parameters with a default may be left out', async () => {
+    const doc = (await server.api('GET', '/openapi/community.json')).body;
+    const put = doc.paths['/api/firewall/rules/{id}'].put;
+    expect(put.requestBody.content['application/json'].schema.additionalProperties).to.equal(false);
+    const params = doc.paths['/api/devices'].get.parameters as { name: string; required: boolean }[];
+    expect(params.find((p) => p.name === 'page')?.required).to.equal(false);
+    expect(params.find((p) => p.name === 'sort_by')?.required).to.equal(false);
+  });
 });
