@@ -24,6 +24,7 @@ import { operationsRouter } from './operations';
 import type { BootContext, InstanceFeatures, PluginManifest } from './plugin';
 import { pluginLoaders } from './plugins';
 import { SshGateway } from './ssh/gateway';
+import { SshPenalties } from './ssh/penalties';
 import { isEmbedded, openDatabase } from './store/db';
 import { loadInstanceKeys } from './store/keys';
 import { StoreLock } from './store/lock';
@@ -219,6 +220,7 @@ export class Kernel {
       cache: asValue(this.cache),
       keys: asValue(keys),
       tokens: asValue(new TokenService(keys.jwtPrivate, keys.jwtPublic, this.config.auth.tokenTtl)),
+      sshPenalties: asValue(new SshPenalties(this.cache, this.config)),
     } as Record<string, Resolver<unknown>>);
     return db;
   }

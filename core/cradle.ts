@@ -10,6 +10,7 @@ import type { Logger } from './log';
 import type { Mailer } from './mail';
 import type { Metrics } from './metrics';
 import type { InstanceFeatures } from './plugin';
+import type { SshPenalties } from './ssh/penalties';
 import type { InstanceKeys } from './store/keys';
 
 /**
@@ -30,6 +31,8 @@ export interface Cradle {
   tokens: TokenService;
   /** Password hashing with its concurrency cap and queue (use it, not the bare functions, on request paths). */
   passwords: PasswordHashing;
+  /** Per-source penalties of the SSH gateway (failed sign-ins), shared by the instances through the cache. */
+  sshPenalties: SshPenalties;
   /** The one outgoing mailer (SMTP). */
   mailer: Mailer;
   caller: Caller;

@@ -27,6 +27,7 @@ export type { Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
 export { type BootContext, definePlugin, type PluginManifest, type RegisterContext } from './plugin';
 export type { GatewayConnector } from './ssh/gateway';
+export { type PenaltyEvent, SshPenalties } from './ssh/penalties';
 export { parseSshId, printable, type SshTarget } from './ssh/sshid';
 export type { InstanceKeys } from './store/keys';
 export { requireTenant, TenantStore } from './store/tenant';

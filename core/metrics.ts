@@ -24,6 +24,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly sshRefused = new Counter({
+    name: 'gatehouse_ssh_refused_total',
+    help: 'SSH connections refused at accept: pre-auth caps (startups, per-source) and penalised sources.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
   }

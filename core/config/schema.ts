@@ -57,7 +57,53 @@ export const configSchema = T.Object(
     ssh: T.Object({
       host: T.String({ description: 'Address the SSH gateway binds to.' }),
       port: T.Integer({ minimum: 0, maximum: 65535, description: 'SSH gateway port.' }),
-      preAuthTimeout: T.Integer({ minimum: 1, description: 'Seconds a connection may take to sign in.' }),
+      preAuthTimeout: T.Integer({
+        minimum: 1,
+        description: 'Seconds a connection may take to sign in, counted from the TCP accept.',
+      }),
+      maxStartups: T.String({
+        pattern: '^\\d+:\\d+:\\d+$',
+        description:
+          'Unauthenticated connections at once, as OpenSSH MaxStartups "start:rate:full": from start on, new ' +
+          'ones are refused with rate percent probability, rising linearly to all at full.',
+      }),
+      perSourceMaxStartups: T.Integer({
+        minimum: 1,
+        description: 'Unauthenticated connections at once from one source address; more are refused.',
+      }),
+      penalties: T.Object(
+        {
+          authFail: T.Integer({
+            minimum: 0,
+            description: 'Seconds of penalty a source earns with each failed password or key signature.',
+          }),
+          preAuthTimeout: T.Integer({
+            minimum: 0,
+            description:
+              'Seconds of penalty a source earns when a connection of it reaches the pre-auth timeout.',
+          }),
+          min: T.Integer({
+            minimum: 1,
+            description:
+              'Penalty a source must exceed before it is refused; below it, each failure is answered more slowly.',
+          }),
+          max: T.Integer({ minimum: 1, description: 'Longest penalty of a source, in seconds.' }),
+          exempt: T.Array(T.String(), {
+            description: 'Source addresses or CIDR ranges never penalised (e.g. a monitoring host).',
+          }),
+        },
+        {
+          description:
+            'Per-source penalties of the SSH gateway, as OpenSSH PerSourcePenalties: failures add time, and a ' +
+            'source whose time exceeds min is refused until it runs out.',
+        },
+      ),
+      refusedSessionsPerMinute: T.Integer({
+        minimum: 0,
+        description:
+          'Refused sign-ins (device pending, offline, firewall) kept as session rows per source and namespace ' +
+          'within a minute of its last one; more are still refused with their message but not stored.',
+      }),
       idleTimeout: T.Integer({
         minimum: 0,
         description: 'Seconds of silence before a session is closed (0 = never).',
@@ -124,6 +170,17 @@ export const configSchema = T.Object(
         minimum: -1,
         description: 'Default namespaces a new user may own (0 none, -1 unlimited).',
       }),
+      pendingDevices: T.Integer({
+        minimum: 1,
+        description:
+          'Pending devices a namespace keeps at most; new registrations beyond answer 429 until some are ' +
+          'accepted, rejected or removed.',
+      }),
+      registrationsPerMinute: T.Integer({
+        minimum: 1,
+        description:
+          'New devices one source address may register within a minute of its last attempt (429 beyond).',
+      }),
     }),
     log: T.Object({
       level: T.Union(
@@ -166,6 +223,8 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_SSH_PORT: 'ssh.port',
   GATEHOUSE_SSH_PREAUTH_TIMEOUT: 'ssh.preAuthTimeout',
   GATEHOUSE_SSH_IDLE_TIMEOUT: 'ssh.idleTimeout',
+  GATEHOUSE_SSH_MAX_STARTUPS: 'ssh.maxStartups',
+  GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: 'ssh.perSourceMaxStartups',
   GATEHOUSE_DATABASE_URL: 'database.url',
   GATEHOUSE_DATABASE_POOL_MAX: 'database.poolMax',
   GATEHOUSE_REDIS_URL: 'redis.url',
@@ -182,6 +241,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_LOGIN_WINDOW: 'auth.loginWindowSeconds',
   GATEHOUSE_MAX_DEVICES: 'limits.maxDevices',
   GATEHOUSE_MAX_NAMESPACES: 'limits.maxNamespaces',
+  GATEHOUSE_PENDING_DEVICES: 'limits.pendingDevices',
   GATEHOUSE_LOG_LEVEL: 'log.level',
   GATEHOUSE_LOG_PRETTY: 'log.pretty',
   GATEHOUSE_CLOUD_URL: 'cloudUrl',

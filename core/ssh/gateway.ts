@@ -1,10 +1,12 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { AwilixContainer } from 'awilix';
 import ssh2, { type Algorithms, type AuthContext, type Connection } from 'ssh2';
 import type { Config } from '../config/schema';
 import type { Cradle } from '../cradle';
 import type { Logger } from '../log';
+import { SshPenalties } from './penalties';
 import { parseSshId } from './sshid';
+import { StartupLimits } from './startups';
 
 /**
  * Modern algorithms only. ssh2 adds the strict key exchange marker (Terrapin, CVE-2023-48795) whenever the client
@@ -32,10 +34,24 @@ export interface GatewayConnector {
   handle(conn: Connection, info: { ip: string; port: number }): void;
 }
 
-/** The SSH gateway listener: host key from the store, pre-auth timeout, and the connector doing the rest. */
+/** What the gateway keeps of a TCP connection until it signs in. */
+interface Startup {
+  source: string;
+  timer: NodeJS.Timeout;
+  signedIn: boolean;
+}
+
+/**
+ * The SSH gateway listener: host key from the store, and before the SSH handshake even starts, the pre-auth limits
+ * (OpenSSH's model): the timeout runs from the TCP accept, unauthenticated connections are capped in total
+ * (MaxStartups) and per source (PerSourceMaxStartups), and a penalised source is refused at once
+ * (PerSourcePenalties). The connector does the rest.
+ */
 export class SshGateway {
   private readonly server: ssh2.Server;
   private readonly connections = new Set<Connection>();
+  private readonly startups: StartupLimits;
+  private readonly pending = new Map<Socket, Startup>();
 
   constructor(
     private readonly container: AwilixContainer<Cradle>,
@@ -52,17 +68,93 @@ export class SshGateway {
       (conn, info) => this.accept(conn, info),
     );
     this.server.on('error', (err: Error) => this.log.error({ err }, 'ssh listener error'));
+    this.startups = new StartupLimits(config.ssh.maxStartups, config.ssh.perSourceMaxStartups);
+    // ssh2 hands a connection over only after the client's identification line. Its TCP listener is wrapped so the
+    // limits and the timeout apply from the accept: a client that connects and says nothing is still timed out.
+    const tcp = (this.server as unknown as { _srv: NetServer })._srv;
+    const handshake = tcp.listeners('connection') as ((socket: Socket) => void)[];
+    tcp.removeAllListeners('connection');
+    tcp.on('connection', (socket: Socket) => {
+      try {
+        this.intercept(socket, () => {
+          for (const h of handshake) h.call(tcp, socket);
+        });
+      } catch (err) {
+        this.log.error({ err }, 'ssh accept failed');
+        socket.destroy();
+      }
+    });
+  }
+
+  private get penalties(): SshPenalties {
+    return this.container.cradle.sshPenalties;
+  }
+
+  /** The checks at accept; `handshake` starts SSH on the socket when they pass. */
+  private intercept(socket: Socket, handshake: () => void): void {
+    socket.setNoDelay(true);
+    socket.on('error', () => socket.destroy());
+    const ip = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    const source = SshPenalties.source(ip);
+    const verdict = this.startups.admit(source);
+    if (verdict !== 'ok') {
+      this.log.warn(
+        { ip, cap: verdict, unauthenticated: this.startups.size },
+        verdict === 'source'
+          ? 'ssh connection refused: too many unauthenticated connections from this source'
+          : 'ssh connection refused: too many unauthenticated connections',
+      );
+      this.container.cradle.metrics.sshRefused.inc({
+        reason: verdict === 'source' ? 'per-source' : 'startups',
+      });
+      socket.destroy();
+      return;
+    }
+    const startup: Startup = {
+      source,
+      signedIn: false,
+      timer: setTimeout(() => {
+        this.log.info({ ip }, 'ssh connection closed: no sign-in within the pre-auth timeout');
+        this.penalties
+          .penalise(ip, 'preAuthTimeout')
+          .catch((err: unknown) => this.log.warn({ err, ip }, 'ssh penalty not recorded'));
+        socket.destroy();
+      }, this.config.ssh.preAuthTimeout * 1000).unref(),
+    };
+    this.pending.set(socket, startup);
+    socket.once('close', () => this.signedInOrGone(socket));
+    this.penalties.blockedFor(ip).then(
+      (seconds) => {
+        if (seconds > 0) {
+          this.log.warn({ ip, seconds }, 'ssh connection refused: source penalised for failed sign-ins');
+          this.container.cradle.metrics.sshRefused.inc({ reason: 'penalty' });
+          socket.destroy();
+        } else if (!socket.destroyed) handshake();
+      },
+      (err: unknown) => {
+        // Penalties are a shield, not a gate: without the cache the gateway still serves.
+        this.log.warn({ err, ip }, 'ssh penalty check failed; connection allowed');
+        if (!socket.destroyed) handshake();
+      },
+    );
+  }
+
+  /** The connection signed in or closed: its pre-auth slot and timer are released (once). */
+  private signedInOrGone(socket: Socket): void {
+    const startup = this.pending.get(socket);
+    if (!startup || startup.signedIn) return;
+    this.pending.delete(socket);
+    startup.signedIn = true;
+    clearTimeout(startup.timer);
+    this.startups.release(startup.source);
   }
 
   private accept(conn: Connection, info: { ip: string; port: number }): void {
     this.connections.add(conn);
-    const sock = (conn as unknown as { _sock?: { setNoDelay?: (v: boolean) => void } })._sock;
-    sock?.setNoDelay?.(true);
+    const sock = (conn as unknown as { _sock?: Socket })._sock;
     conn.on('error', (err) => this.log.debug({ err: err.message, ip: info.ip }, 'ssh connection error'));
     conn.on('close', () => this.connections.delete(conn));
-    const timer = setTimeout(() => conn.end(), this.config.ssh.preAuthTimeout * 1000).unref();
-    conn.once('ready', () => clearTimeout(timer));
-    conn.once('close', () => clearTimeout(timer));
+    if (sock) conn.once('ready', () => this.signedInOrGone(sock));
 
     if (this.container.hasRegistration('gatewayConnector')) {
       try {
@@ -100,6 +192,8 @@ export class SshGateway {
 
   async close(): Promise<void> {
     for (const c of this.connections) c.end();
+    // Connections still signing in (or silent) would hold the listener open until their timeout.
+    for (const socket of this.pending.keys()) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -40,12 +40,14 @@ function agentAuth(path: string, summary: string) {
       '(base64, by the device private key over the proof text of agent/protocol.ts), proving the agent holds ' +
       'the key of public_key. No or another protocol: 403 with a message to update the agent; a bad, stale or ' +
       'replayed proof: 401; a public_key that is not a PEM public key: 400 ["public_key"]; unknown tenant: 404. ' +
-      'Agents repeat this call as their availability signal, so it is a single UPSERT.',
+      'A new device is bounded: 429 with Retry-After beyond limits.registrationsPerMinute new devices from one ' +
+      'source, or when the namespace already keeps limits.pendingDevices pending ones. Agents repeat this call ' +
+      'as their availability signal; for a known device it is a single UPDATE.',
     tags: ['devices'],
     schema: {
       body: deviceAuthBody,
       requestHeaders: agentProofHeaders,
-      response: { 200: deviceAuthAnswer, 401: null, 403: null, 404: null },
+      response: { 200: deviceAuthAnswer, 401: null, 403: null, 404: null, 429: null },
     },
     async handler({ body, ctx, services }) {
       return services.devices.authenticate(body, ctx.ip, ctx.headers);

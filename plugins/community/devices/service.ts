@@ -4,6 +4,7 @@ import { AGENT_PROTOCOL, checkProof, PROOF_WINDOW_SECONDS, protocolRefusal } fro
 import {
   applyFilter,
   type Cache,
+  type Config,
   Conflict,
   type FilterField,
   Forbidden,
@@ -14,8 +15,10 @@ import {
   PaymentRequired,
   paginate,
   parseFilter,
+  SshPenalties,
   TenantStore,
   type TokenService,
+  TooManyRequests,
   type TunnelHub,
   Unauthorized,
 } from '@gatehouse/core';
@@ -155,6 +158,7 @@ export class DeviceService {
   private readonly hooks: Hooks;
   private readonly tokens: TokenService;
   private readonly cache: Cache;
+  private readonly config: Config;
   private readonly hub: () => TunnelHub;
   private readonly waits: AcceptanceWaits;
 
@@ -165,8 +169,10 @@ export class DeviceService {
     tunnelHub: TunnelHub;
     acceptanceWaits: AcceptanceWaits;
     cache: Cache;
+    config: Config;
   }) {
     this.db = deps.db;
+    this.config = deps.config;
     this.hooks = deps.hooks;
     this.tokens = deps.tokens;
     this.waits = deps.acceptanceWaits;
@@ -193,34 +199,33 @@ export class DeviceService {
       arch: body.info.arch,
       platform: body.info.platform,
     };
+    const values = {
+      tenant: body.tenant_id,
+      uid,
+      name: defaultDeviceName(body.hostname, body.identity.mac),
+      identity: JSON.stringify({ mac: body.identity.mac }),
+      info: JSON.stringify(info),
+      publicKey: body.public_key.trim(),
+      hostname: body.hostname.slice(0, 255),
+      remoteAddr: remoteAddr.slice(0, 64),
+    };
     const result = await this.db.raw<{ rows: { uid: string; name: string; namespace: string }[] }>(
-      // An availability signal need not wait for the WAL flush (the fsync was most of this call's time): a crash
-      // loses at most the last moments of last_seen, and an agent whose registration is lost repeats it in 30 s.
+      // The availability call of a known device: one UPDATE. It need not wait for the WAL flush (the fsync was
+      // most of this call's time): a crash loses at most the last moments of last_seen, and an agent whose
+      // registration is lost repeats it in 30 s.
       `with durability as (select set_config('synchronous_commit', 'off', true)),
-       ns as (select tenant_id, name from namespaces where tenant_id = :tenant),
        up as (
-         insert into devices (uid, tenant_id, name, identity, info, kind, public_key, hostname, remote_addr)
-         select :uid, ns.tenant_id, :name, :identity, :info, 'device', :publicKey, :hostname, :remoteAddr from ns
-         on conflict (uid) do update set
-           info = excluded.info, hostname = excluded.hostname,
-           remote_addr = excluded.remote_addr, last_seen = now(),
-           status = case when devices.status = 'removed' then 'pending' else devices.status end,
-           status_update_at = case when devices.status = 'removed' then now() else devices.status_update_at end
-         returning uid, name)
-       select up.uid, up.name, ns.name as namespace from up, ns, durability`,
-      {
-        tenant: body.tenant_id,
-        uid,
-        name: defaultDeviceName(body.hostname, body.identity.mac),
-        identity: JSON.stringify({ mac: body.identity.mac }),
-        info: JSON.stringify(info),
-        publicKey: body.public_key.trim(),
-        hostname: body.hostname.slice(0, 255),
-        remoteAddr: remoteAddr.slice(0, 64),
-      },
+         update devices set
+           info = :info, hostname = :hostname, remote_addr = :remoteAddr, last_seen = now(),
+           status = case when status = 'removed' then 'pending' else status end,
+           status_update_at = case when status = 'removed' then now() else status_update_at end
+         where uid = :uid and tenant_id = :tenant
+         returning uid, name, tenant_id)
+       select up.uid, up.name, ns.name as namespace from up join namespaces ns on ns.tenant_id = up.tenant_id,
+         durability`,
+      values,
     );
-    const row = result.rows[0];
-    if (!row) throw new NotFound('namespace');
+    const row = result.rows[0] ?? (await this.register(values, remoteAddr));
     // `ap`: issued after a proof of possession (agent protocol 2); device tokens without it are refused.
     const token = await this.tokens.sign({
       kind: 'device',
@@ -229,6 +234,55 @@ export class DeviceService {
       ap: AGENT_PROTOCOL,
     });
     return { uid: row.uid, token, name: row.name, namespace: row.namespace };
+  }
+
+  /**
+   * A device the namespace does not know yet: bounded, since anyone with a tenant id may call. One source makes at
+   * most `limits.registrationsPerMinute` new devices a minute, and a namespace keeps at most `limits.pendingDevices`
+   * pending ones (both 429 beyond, with Retry-After). The count and the insert hold the namespace's advisory lock,
+   * so parallel registrations cannot overshoot the cap.
+   */
+  private async register(
+    values: Record<string, string>,
+    remoteAddr: string,
+  ): Promise<{ uid: string; name: string; namespace: string }> {
+    const ns = (await this.db('namespaces').where({ tenant_id: values.tenant }).first('name')) as
+      | { name: string }
+      | undefined;
+    if (!ns) throw new NotFound('namespace');
+    // The count lives 60 s after a source's last attempt: a source that keeps trying stays held back.
+    const perMinute = this.config.limits.registrationsPerMinute;
+    const source = SshPenalties.source(remoteAddr);
+    if ((await this.cache.incr(`devices:registrations:${source}`, 60)) > perMinute) {
+      throw new TooManyRequests(
+        `too many new devices registered from ${source}: at most ${perMinute} a minute; try again in 60 s`,
+        { 'Retry-After': '60' },
+      );
+    }
+    const cap = this.config.limits.pendingDevices;
+    return this.db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`devices:pending:${values.tenant}`]);
+      const [count] = (await trx('devices')
+        .where({ tenant_id: values.tenant, status: 'pending' })
+        .count({ n: '*' })) as { n: string | number }[];
+      if (Number(count?.n ?? 0) >= cap) {
+        throw new TooManyRequests(
+          `namespace ${ns.name} already has ${cap} pending devices, the most it keeps waiting; accept, reject ` +
+            'or remove some before more can register',
+          { 'Retry-After': '60' },
+        );
+      }
+      const inserted = await trx.raw<{ rows: { uid: string; name: string }[] }>(
+        `insert into devices (uid, tenant_id, name, identity, info, kind, public_key, hostname, remote_addr)
+         values (:uid, :tenant, :name, :identity, :info, 'device', :publicKey, :hostname, :remoteAddr)
+         on conflict (uid) do update set last_seen = now()
+         returning uid, name`,
+        values,
+      );
+      const row = inserted.rows[0];
+      if (!row) throw new NotFound('namespace');
+      return { uid: row.uid, name: row.name, namespace: ns.name };
+    });
   }
 
   /**

@@ -48,6 +48,8 @@ export interface AdmissionDeps {
   firewall: FirewallService;
   sessions: SessionService;
   log: Logger;
+  /** Whether a refused attempt from this source may still be kept as a session row (per-minute budget). */
+  keepRefusal(tenantId: string, ip: string): Promise<boolean>;
 }
 
 const usage =
@@ -56,8 +58,9 @@ const usage =
 /**
  * Decides whether a connection may go on to sign-in, before any credential is relayed (DESIGN.md section 7):
  * the target parses, names an existing namespace and device, the device is accepted and online, and the
- * namespace's firewall lets this source, user and device through. Every attempt that reaches a device is a
- * session row; the answer carries a message for the user when the connection cannot go on.
+ * namespace's firewall lets this source, user and device through. An admitted attempt becomes a session row once a
+ * credential is tried (SessionJournal); a refused one within the source's budget. The answer carries a message for
+ * the user when the connection cannot go on.
  */
 export async function admit(
   deps: AdmissionDeps,
@@ -85,18 +88,20 @@ export async function admit(
   }
   const ns = await deps.namespaces.byTenant(device.tenant_id);
   const record = ns?.settings.session_record ?? false;
-  const uid = await deps.sessions.open({
-    tenantId: device.tenant_id,
-    deviceUid: device.uid,
-    username: target.user,
-    ip: attempt.ip,
-    type: attempt.type,
-    recorded: false,
-  });
-  const journal = new SessionJournal(deps.sessions, device.tenant_id, uid, deps.log);
-  const refuse = (reason: string, message: string): Admission => {
-    journal.event('refused', 0, { reason });
-    void journal.end();
+  const journal = new SessionJournal(
+    deps.sessions,
+    device.tenant_id,
+    { deviceUid: device.uid, username: target.user, ip: attempt.ip, type: attempt.type, recorded: false },
+    deps.log,
+  );
+  const refuse = async (reason: string, message: string): Promise<Admission> => {
+    // A refusal is kept as a session while the source stays within its budget; beyond, it is only answered.
+    if (await deps.keepRefusal(device.tenant_id, attempt.ip)) {
+      journal.event('refused', 0, { reason });
+      // Stored before the refusal is answered: whoever looks next finds the closed session. A store that fails
+      // here is logged by the journal; the refusal is answered all the same.
+      await journal.end();
+    }
     return { ok: false, message: `gatehouse: ${message}`, journal };
   };
   const label = `${device.namespace}.${device.name}`;

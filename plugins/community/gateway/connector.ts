@@ -1,4 +1,11 @@
-import type { Config, GatewayConnector, Kernel, Logger } from '@gatehouse/core';
+import {
+  type Cache,
+  type Config,
+  type GatewayConnector,
+  type Kernel,
+  type Logger,
+  SshPenalties,
+} from '@gatehouse/core';
 import ssh2, { type AuthContext, type Connection } from 'ssh2';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
@@ -31,6 +38,7 @@ export class GatewayService implements GatewayConnector {
   readonly publicKeys: PublicKeyService;
   readonly signer: GatewaySigner;
   readonly live: LiveSessions;
+  readonly penalties: SshPenalties;
 
   constructor(deps: {
     kernel: Kernel;
@@ -42,6 +50,8 @@ export class GatewayService implements GatewayConnector {
     publicKeys: PublicKeyService;
     gatewaySigner: GatewaySigner;
     liveSessions: LiveSessions;
+    sshPenalties: SshPenalties;
+    cache: Cache;
   }) {
     const container = deps.kernel.container;
     this.config = deps.config;
@@ -49,6 +59,7 @@ export class GatewayService implements GatewayConnector {
     this.publicKeys = deps.publicKeys;
     this.signer = deps.gatewaySigner;
     this.live = deps.liveSessions;
+    this.penalties = deps.sshPenalties;
     this.deps = {
       // The devices feature and the tunnel hub are resolved when a connection needs them, not at construction.
       devices: () => container.resolve('devices' as never) as DeviceFinder,
@@ -57,6 +68,12 @@ export class GatewayService implements GatewayConnector {
       firewall: deps.firewall,
       sessions: deps.sessions,
       log: this.log,
+      keepRefusal: async (tenantId, ip) => {
+        const budget = deps.config.ssh.refusedSessionsPerMinute;
+        if (budget === 0) return false;
+        // Counted until a minute after the source's last refused attempt.
+        return (await deps.cache.incr(`ssh:refused:${tenantId}:${SshPenalties.source(ip)}`, 60)) <= budget;
+      },
     };
   }
 
@@ -168,9 +185,32 @@ class GatewayConnection {
       const key = Array.isArray(parsed) ? parsed[0] : parsed;
       if (!key || key instanceof Error || key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) {
         a.journal.event('auth-failed', 0, { method: 'publickey', fingerprint });
-        return ctx.reject(METHODS);
+        return this.failed(ctx);
       }
       return this.signIn(ctx, a, { privateKey: this.gw.signer.privateKey }, 'publickey', fingerprint);
+    }
+    ctx.reject(METHODS);
+  }
+
+  /**
+   * A wrong password or signature: the source earns a penalty (core/ssh/penalties.ts). The refusal is answered
+   * later the more the source failed, and once it is penalised beyond the minimum this connection is closed with
+   * a message and its next ones are refused at accept.
+   */
+  private async failed(ctx: AuthContext): Promise<void> {
+    const { delayMs, blockedFor } = await this.gw.penalties
+      .penalise(this.ip, 'authFail')
+      .catch((err: unknown) => {
+        this.gw.log.warn({ err, ip: this.ip }, 'ssh penalty not recorded');
+        return { delayMs: 0, blockedFor: 0 };
+      });
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (blockedFor > 0) {
+      this.gw.log.warn({ ip: this.ip, seconds: blockedFor }, 'ssh source penalised for failed sign-ins');
+      return this.refuse(
+        ctx,
+        `gatehouse: too many failed sign-ins from ${this.ip}; try again in ${blockedFor} seconds`,
+      );
     }
     ctx.reject(METHODS);
   }
@@ -187,7 +227,7 @@ class GatewayConnection {
     } catch (err) {
       if (err instanceof UpstreamRefused) {
         a.journal.event('auth-failed', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
-        return ctx.reject(METHODS);
+        return this.failed(ctx);
       }
       if (err instanceof HostKeyMismatch) {
         this.gw.log.warn({ device: a.device.uid, ip: this.ip }, 'device host key mismatch: sign-in refused');

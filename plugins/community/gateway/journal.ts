@@ -1,6 +1,12 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '@gatehouse/core';
-import type { NewRecord, SessionEvent, SessionService } from '../sessions/service';
+import {
+  type NewRecord,
+  type NewSession,
+  newSessionUid,
+  type SessionEvent,
+  type SessionService,
+} from '../sessions/service';
 
 /** How often buffered terminal output goes to the store, and the most kept in memory before a flush is forced. */
 const FLUSH_MS = 250;
@@ -10,13 +16,18 @@ const COALESCE_MS = 20;
 const COALESCE_CHARS = 256 * 1024;
 
 /**
- * What one gateway session writes to the store: its events and, with recording on, the terminal output of each
- * seat. The data path never waits for the store: entries are stamped when they pass and written in order on one
- * promise chain, batched every quarter second, and `end()` flushes what is left so the tail of a dropped
+ * What one gateway session writes to the store: its row, its events and, with recording on, the terminal output of
+ * each seat. The data path never waits for the store: entries are stamped when they pass and written in order on
+ * one promise chain, batched every quarter second, and `end()` flushes what is left so the tail of a dropped
  * connection is kept.
+ *
+ * The session row itself is written with the first entry, not at admission: a connection that tries no password
+ * or key (or whose refusal is not kept) leaves no row, so connecting and leaving in a loop fills no table.
  */
 export class SessionJournal {
   private chain: Promise<void> = Promise.resolve();
+  private opened = false;
+  readonly uid = newSessionUid();
   private events: Omit<SessionEvent, 'timestamp'>[] = [];
   private records: NewRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -26,9 +37,14 @@ export class SessionJournal {
   constructor(
     private readonly sessions: SessionService,
     private readonly tenantId: string,
-    readonly uid: string,
+    private readonly session: Omit<NewSession, 'uid' | 'tenantId'>,
     private readonly log: Logger,
   ) {}
+
+  /** Whether the session has a row (something was written for it). */
+  get stored(): boolean {
+    return this.opened;
+  }
 
   event(type: string, seat: number, data?: unknown): void {
     if (this.ended) return;
@@ -93,6 +109,14 @@ export class SessionJournal {
   }
 
   private enqueue(write: () => Promise<void>): void {
+    if (!this.opened) {
+      this.opened = true;
+      const open = () =>
+        this.sessions.open({ ...this.session, tenantId: this.tenantId, uid: this.uid }).then(() => undefined);
+      this.chain = this.chain.then(open).catch((err: unknown) => {
+        this.log.error({ err, session: this.uid }, 'session journal write failed');
+      });
+    }
     this.chain = this.chain.then(write).catch((err: unknown) => {
       this.log.error({ err, session: this.uid }, 'session journal write failed');
     });
@@ -107,7 +131,8 @@ export class SessionJournal {
     }
     this.flush();
     this.ended = true;
-    this.enqueue(() => this.sessions.markClosed(this.tenantId, this.uid));
+    // Nothing was ever written: no row to close.
+    if (this.opened) this.enqueue(() => this.sessions.markClosed(this.tenantId, this.uid));
     return this.chain;
   }
 }

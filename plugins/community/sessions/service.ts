@@ -92,6 +92,8 @@ export interface NewSession {
   ip: string;
   type: 'web' | 'term';
   recorded: boolean;
+  /** Chosen by the caller when it must know the uid before the row is written (the gateway's journal). */
+  uid?: string;
 }
 
 /** Ends live sessions on this instance (the gateway fills it in); answers whether it knew the session. */
@@ -175,7 +177,7 @@ export class SessionService {
   // ---- what the gateway writes -------------------------------------------------------------------------------
 
   async open(s: NewSession): Promise<string> {
-    const uid = randomBytes(32).toString('hex');
+    const uid = s.uid ?? newSessionUid();
     await this.store(s.tenantId).insert('sessions', {
       uid,
       device_uid: s.deviceUid,
@@ -371,4 +373,9 @@ export class SessionService {
     await this.row(tenantId, uid);
     await this.store(tenantId).table('session_records').where({ session_uid: uid, seat }).delete();
   }
+}
+
+/** A session uid: 64 hex characters. */
+export function newSessionUid(): string {
+  return randomBytes(32).toString('hex');
 }

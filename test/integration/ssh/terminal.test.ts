@@ -91,10 +91,16 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
     term.type('exit\r');
     expect(await term.exited).to.equal(0);
 
-    const list = await world.api('GET', '/api/sessions?per_page=100');
-    const session = list.body.find(
-      (s: { authenticated: boolean; recorded: boolean }) => s.authenticated && s.recorded,
-    );
+    // The journal writes behind the data path: the session is complete once it is closed.
+    let session: any;
+    await waitUntil(async () => {
+      const list = await world.api('GET', '/api/sessions?per_page=100');
+      session = list.body.find(
+        (s: { authenticated: boolean; recorded: boolean; active: boolean }) =>
+          s.authenticated && s.recorded && !s.active,
+      );
+      return session !== undefined;
+    });
     expect(session, 'a recorded session').to.exist;
     expect(session).to.include({ type: 'term', term: 'xterm', username: 'root', ip_address: '127.0.0.1' });
     expect(session.device_uid).to.equal(world.deviceUid);
@@ -103,10 +109,6 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
     const resize = session.events.items.find((e: { type: string }) => e.type === 'window-change');
     expect(resize.data).to.deep.equal({ cols: 120, rows: 40 });
 
-    // The session closes when the connection does; the journal is flushed by then.
-    await waitUntil(
-      async () => (await world.api('GET', `/api/sessions/${session.uid}`)).body.active === false,
-    );
     const records = await world.api('GET', `/api/sessions/${session.uid}/records/0`);
     expect(records.status).to.equal(200);
     const played = records.body.map((r: { message: string }) => r.message).join('');

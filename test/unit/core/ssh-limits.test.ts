@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { createCache } from '../../../core/cache';
+import { loadConfig } from '../../../core/config/load';
+import { SshPenalties } from '../../../core/ssh/penalties';
+import { StartupLimits } from '../../../core/ssh/startups';
+
+describe('SSH gateway limits before sign-in', () => {
+  it('caps unauthenticated connections per source and in total, MaxStartups style', () => {
+    // start 2, rate 50 %, full 4: the random draw decides between start and full.
+    let draw = 0.9;
+    const limits = new StartupLimits('2:50:4', 3, () => draw);
+    expect(limits.admit('a')).to.equal('ok');
+    expect(limits.admit('b')).to.equal('ok');
+    // At 2 of 4 the chance of refusal is 50 %: a draw of 0.9 passes, 0.1 does not.
+    expect(limits.admit('c')).to.equal('ok');
+    draw = 0.1;
+    expect(limits.admit('c')).to.equal('full');
+    draw = 0.99;
+    // At 3 of 4 the chance is 75 %.
+    expect(limits.admit('c')).to.equal('ok');
+    expect(limits.admit('d')).to.equal('full');
+    limits.release('a');
+    limits.release('b');
+    expect(limits.size).to.equal(2);
+    expect(limits.admit('c')).to.equal('ok');
+    // Three from c now: the per-source cap refuses a fourth whatever the total.
+    expect(limits.admit('c')).to.equal('source');
+  });
+
+  it('penalises a source by time: slower answers first, then refusal until the time runs out', async () => {
+    const cache = createCache(undefined);
+    const config = loadConfig(
+      {},
+      {
+        ssh: {
+          penalties: { authFail: 10, preAuthTimeout: 1, min: 15, max: 30, exempt: ['10.9.0.0/16', '::1'] },
+        },
+      },
+    );
+    const penalties = new SshPenalties(cache, config);
+    try {
+      expect(await penalties.penalise('192.0.2.1', 'authFail')).to.deep.equal({
+        delayMs: 2000,
+        blockedFor: 0,
+      });
+      expect(await penalties.blockedFor('192.0.2.1')).to.equal(0);
+      const second = await penalties.penalise('192.0.2.1', 'authFail');
+      expect(second.delayMs).to.equal(3000);
+      expect(second.blockedFor).to.be.within(19, 20);
+      expect(await penalties.blockedFor('192.0.2.1')).to.be.within(19, 20);
+      // The cap: never more than max.
+      expect((await penalties.penalise('192.0.2.1', 'authFail')).blockedFor).to.be.within(29, 30);
+      expect((await penalties.penalise('192.0.2.1', 'authFail')).blockedFor).to.be.within(29, 30);
+      // Others are not touched, exempt ones never counted.
+      expect(await penalties.blockedFor('192.0.2.2')).to.equal(0);
+      for (let i = 0; i < 5; i++) await penalties.penalise('10.9.3.4', 'authFail');
+      expect(await penalties.blockedFor('10.9.3.4')).to.equal(0);
+      for (let i = 0; i < 5; i++) await penalties.penalise('::1', 'authFail');
+      expect(await penalties.blockedFor('::1')).to.equal(0);
+      // An IPv6 source counts by its /64.
+      await penalties.penalise('2001:db8:1:2::10', 'authFail');
+      await penalties.penalise('2001:db8:1:2:ffff::99', 'authFail');
+      expect(await penalties.blockedFor('2001:db8:1:2::77')).to.be.greaterThan(0);
+      expect(await penalties.blockedFor('2001:db8:1:3::10')).to.equal(0);
+      expect(SshPenalties.source('::ffff:192.0.2.7')).to.equal('192.0.2.7');
+    } finally {
+      await cache.close();
+    }
+  });
+});
