@@ -318,6 +318,9 @@ async function main(): Promise<void> {
     GATEHOUSE_SSH_PORT: String(await freePort()),
     GATEHOUSE_LOG_LEVEL: 'warn',
     GATEHOUSE_DATABASE_POOL_MAX: '10',
+    // The whole fleet registers from this one address, and waits pending before it is accepted.
+    GATEHOUSE_REGISTRATIONS_PER_MINUTE: '1000000',
+    GATEHOUSE_PENDING_DEVICES: '1000000',
   };
   const fleet = new Fleet();
   let server: ServerProc | undefined;

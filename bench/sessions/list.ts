@@ -16,7 +16,11 @@ function percentile(sorted: number[], p: number): number {
 
 async function main() {
   const rounds = Number(process.env.ROUNDS ?? 50);
-  const server = await startServer({ ssh: false });
+  // 200 devices from one address: lift the per-source limit on new devices and the pending cap.
+  const server = await startServer({
+    ssh: false,
+    overrides: { limits: { registrationsPerMinute: 1000, pendingDevices: 1000 } },
+  });
   try {
     const me = await server.setup();
     const { db, sessions } = server.kernel.container.cradle;

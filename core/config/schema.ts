@@ -242,6 +242,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_MAX_DEVICES: 'limits.maxDevices',
   GATEHOUSE_MAX_NAMESPACES: 'limits.maxNamespaces',
   GATEHOUSE_PENDING_DEVICES: 'limits.pendingDevices',
+  GATEHOUSE_REGISTRATIONS_PER_MINUTE: 'limits.registrationsPerMinute',
   GATEHOUSE_LOG_LEVEL: 'log.level',
   GATEHOUSE_LOG_PRETTY: 'log.pretty',
   GATEHOUSE_CLOUD_URL: 'cloudUrl',
