@@ -26,6 +26,7 @@ import { pluginLoaders } from './plugins';
 import { SshGateway } from './ssh/gateway';
 import { SshPenalties } from './ssh/penalties';
 import { isEmbedded, openDatabase } from './store/db';
+import { StoreHealth } from './store/health';
 import { loadInstanceKeys } from './store/keys';
 import { StoreLock } from './store/lock';
 import { migrateLatest, storeState } from './store/migrate';
@@ -79,6 +80,7 @@ export class Kernel {
   private db: Knex | undefined;
   private lock: StoreLock | undefined;
   private cache: Cache | undefined;
+  private health: StoreHealth | undefined;
   private started = false;
 
   private constructor(
@@ -196,7 +198,7 @@ export class Kernel {
       if (isEmbedded(this.config) && !this.opts.memoryDb) {
         this.lock = StoreLock.acquire(this.config.dataDir, this.opts.command ?? 'serve');
       }
-      const db = openDatabase(this.config, { memory: this.opts.memoryDb ?? false });
+      const db = openDatabase(this.config, { memory: this.opts.memoryDb ?? false, log: this.log });
       try {
         await db.raw('select 1');
       } catch (err) {
@@ -206,17 +208,27 @@ export class Kernel {
       return db;
     });
     this.db = db;
+    this.health = new StoreHealth(db, this.log.child({ part: 'store' }));
     this.cache = createCache(this.config.redis.url, this.config.redis.keyPrefix);
     await this.timed('migrate', async () => {
       const state = await storeState(db, this.migrationOwners);
       if (state.kind !== 'ready') {
-        const applied = await migrateLatest(db, this.migrationOwners);
-        this.log.info({ state: state.kind, applied }, 'store migrated');
+        // On PostgreSQL through connections without the request query timeout (the embedded store has one).
+        const migrator = this.config.database.url
+          ? openDatabase(this.config, { unboundedQueries: true, log: this.log })
+          : db;
+        try {
+          const applied = await migrateLatest(migrator, this.migrationOwners);
+          this.log.info({ state: state.kind, applied }, 'store migrated');
+        } finally {
+          if (migrator !== db) await migrator.destroy();
+        }
       }
     });
     const keys = await this.timed('keys', () => loadInstanceKeys(db));
     this.container.register({
       db: asValue(db),
+      storeHealth: asValue(this.health),
       cache: asValue(this.cache),
       keys: asValue(keys),
       tokens: asValue(new TokenService(keys.jwtPrivate, keys.jwtPublic, this.config.auth.tokenTtl)),
@@ -276,6 +288,7 @@ export class Kernel {
       resolvers: this.resolvers,
       isInternal: (ctx) => this.internalSockets.has(ctx.req.socket),
       isLocal: (ctx) => this.localSockets.has(ctx.req.socket),
+      health: this.health,
     });
     const ops = operationsRouter(this);
     this.koa = createHttpApp({
@@ -284,6 +297,7 @@ export class Kernel {
       metrics: this.metrics,
       routers: [ops, api],
       early: this.early,
+      health: this.health,
     });
     return this.koa;
   }
@@ -328,14 +342,14 @@ export class Kernel {
   private async listenHttp(): Promise<void> {
     const app = this.app();
     const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
-    attachUpgrades(server, this.upgrades, this.log);
+    attachUpgrades(server, this.upgrades, this.log, this.health);
     server.listen(this.config.http.port, this.config.http.host);
     await once(server, 'listening');
     this.httpServer = server;
     // The same application on a loopback listener: only requests that arrive here may make `internal` calls.
     const internal = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     internal.on('connection', (socket: Socket) => this.internalSockets.add(socket));
-    attachUpgrades(internal, this.internalUpgrades, this.log);
+    attachUpgrades(internal, this.internalUpgrades, this.log, this.health);
     internal.listen(this.config.internal.port, this.config.internal.host);
     await once(internal, 'listening');
     this.internalServer = internal;
@@ -399,6 +413,7 @@ export class Kernel {
         for (const p of [...this.plugins].reverse()) await p.shutdown?.(ctx);
       }
       await this.container.dispose();
+      this.health?.stop();
       await this.db?.destroy();
       this.lock?.release();
       await this.cache?.close();

@@ -11,6 +11,7 @@ import type { Mailer } from './mail';
 import type { Metrics } from './metrics';
 import type { InstanceFeatures } from './plugin';
 import type { SshPenalties } from './ssh/penalties';
+import type { StoreHealth } from './store/health';
 import type { InstanceKeys } from './store/keys';
 
 /**
@@ -26,6 +27,8 @@ export interface Cradle {
   features: InstanceFeatures;
   kernel: Kernel;
   db: Knex;
+  /** Whether the store answers; calls that need it answer 503 while it is down. */
+  storeHealth: StoreHealth;
   cache: Cache;
   keys: InstanceKeys;
   tokens: TokenService;

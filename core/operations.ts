@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Kernel } from './boot';
-import { ServiceUnavailable } from './errors';
+import { storeDown } from './store/health';
 
 const editionDocs = ['community', 'cloud'] as const;
 
@@ -16,11 +16,8 @@ export function operationsRouter(kernel: Kernel): Router {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    try {
-      await kernel.container.cradle.db.raw('select 1');
-    } catch {
-      throw new ServiceUnavailable('store unreachable');
-    }
+    // Bounded: a store that does not answer within two seconds is not ready (and is marked down).
+    if (!(await kernel.container.cradle.storeHealth.check())) throw storeDown();
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {

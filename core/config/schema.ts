@@ -114,6 +114,14 @@ export const configSchema = T.Object(
         T.String({ description: 'PostgreSQL URL; unset means the embedded PGlite in the data dir.' }),
       ),
       poolMax: T.Integer({ minimum: 1, description: 'Most PostgreSQL connections per server.' }),
+      connectTimeout: T.Integer({
+        minimum: 1,
+        description: 'Seconds to wait for a new PostgreSQL connection before the call answers 503.',
+      }),
+      queryTimeout: T.Integer({
+        minimum: 1,
+        description: 'Seconds to wait for PostgreSQL to answer a query before the call answers 503.',
+      }),
     }),
     redis: T.Object({
       keyPrefix: T.String({
@@ -227,6 +235,8 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: 'ssh.perSourceMaxStartups',
   GATEHOUSE_DATABASE_URL: 'database.url',
   GATEHOUSE_DATABASE_POOL_MAX: 'database.poolMax',
+  GATEHOUSE_DATABASE_CONNECT_TIMEOUT: 'database.connectTimeout',
+  GATEHOUSE_DATABASE_QUERY_TIMEOUT: 'database.queryTimeout',
   GATEHOUSE_REDIS_URL: 'redis.url',
   GATEHOUSE_REDIS_PREFIX: 'redis.keyPrefix',
   GATEHOUSE_SMTP_URL: 'smtp.url',

@@ -7,6 +7,8 @@ import { type AuthKind, type Caller, callerTenant } from '../auth/caller';
 import { roleAtLeast } from '../auth/roles';
 import type { TokenClaims, TokenService } from '../auth/tokens';
 import { Forbidden, Invalid, NotFound, Unauthorized } from '../errors';
+import type { StoreHealth } from '../store/health';
+import { storeDown } from '../store/health';
 import { requireTenant } from '../store/tenant';
 import { createAjv, unstorableFields } from '../validation';
 import type { Cradle, RegisteredRoute, RouteRequest, RouteSchema } from './route';
@@ -31,6 +33,8 @@ export function buildRouter(
     isInternal?: (ctx: Context) => boolean;
     /** True for requests that arrived on the data directory's local socket (routes with auth `local`). */
     isLocal?: (ctx: Context) => boolean;
+    /** While the store is known to be down, calls answer 503 at once instead of each waiting for a timeout. */
+    health?: StoreHealth;
   },
 ): Router {
   const router = new Router();
@@ -50,6 +54,7 @@ export function buildRouter(
       body: compile(ajvBody, route.schema.body),
     };
     router.register(route.path, [route.method], async (ctx: Context) => {
+      if (deps.health?.isDown) throw storeDown();
       const caller = await authenticate(ctx, route.auth, deps);
       authorize(caller, route);
       // All three parts are checked before any refusal, so one 400 names every offending field.

@@ -13,6 +13,7 @@ import type { Config } from '../config/schema';
 import { HttpError, Invalid, NotFound, PayloadTooLarge } from '../errors';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
+import { isStoreUnavailable, type StoreHealth, storeDown } from '../store/health';
 
 /** Handles an HTTP upgrade (WebSocket) on a path; returns false to let the next handler try. */
 export type UpgradeHandler = (
@@ -32,6 +33,8 @@ export function createHttpApp(deps: {
   extraRoutes?: Router[];
   /** Plugin middleware run before compression, body parsing and routing (RegisterContext.middleware). */
   early?: Koa.Middleware[];
+  /** Told of store-away errors, so later calls answer 503 at once until the store is back. */
+  health?: StoreHealth;
 }): Koa {
   const { config, log, metrics } = deps;
   const app = new Koa({ proxy: config.http.trustProxy });
@@ -68,7 +71,7 @@ export function createHttpApp(deps: {
     try {
       await next();
     } catch (err) {
-      writeError(ctx, err, log);
+      writeError(ctx, err, log, deps.health);
     }
   });
 
@@ -117,7 +120,14 @@ export function createHttpApp(deps: {
 }
 
 /** Writes the one error body (DESIGN.md section 5). Unknown errors are logged with the request id, never sent. */
-export function writeError(ctx: Context, err: unknown, log: Logger): void {
+export function writeError(ctx: Context, err: unknown, log: Logger, health?: StoreHealth): void {
+  if (!(err instanceof HttpError) && isStoreUnavailable(err)) {
+    // The store (or the cache) is away: the caller did nothing wrong and may retry; never a 401 or a 500.
+    log.warn({ reqId: ctx.state.requestId, err }, 'store unavailable');
+    health?.report(err);
+    writeError(ctx, storeDown(), log);
+    return;
+  }
   if (err instanceof HttpError) {
     ctx.status = err.status;
     for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
@@ -147,7 +157,12 @@ function statusText(status: number): string {
 }
 
 /** Dispatches HTTP upgrades to the first handler that takes them; the rest are refused with 404. */
-export function attachUpgrades(server: Server, handlers: UpgradeHandler[], log: Logger): void {
+export function attachUpgrades(
+  server: Server,
+  handlers: UpgradeHandler[],
+  log: Logger,
+  health?: StoreHealth,
+): void {
   server.on('upgrade', async (req, socket, head) => {
     socket.on('error', () => socket.destroy());
     try {
@@ -156,6 +171,14 @@ export function attachUpgrades(server: Server, handlers: UpgradeHandler[], log: 
       }
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     } catch (err) {
+      if (isStoreUnavailable(err)) {
+        log.warn({ err, url: req.url }, 'upgrade refused: store unavailable');
+        health?.report(err);
+        socket.end(
+          'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
+        );
+        return;
+      }
       log.error({ err, url: req.url }, 'upgrade failed');
       socket.end('HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     }

@@ -5,6 +5,7 @@ import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Config } from '../config/schema';
+import type { Logger } from '../log';
 import { DurableNodeFS, durableStartParams } from './pglite';
 
 export type { Knex };
@@ -16,18 +17,28 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
  * Opens the store: PostgreSQL through `pg` when a URL is configured, otherwise the embedded PGlite in the data
  * directory (`memory` keeps it in memory, for tests). Both speak the PostgreSQL dialect and run the same migrations.
  * The embedded store syncs its commits to disk (core/store/pglite.ts); one process at a time may open it, which the
- * caller ensures with StoreLock (core/store/lock.ts).
+ * caller ensures with StoreLock (core/store/lock.ts). `unboundedQueries` lifts the query timeout (migrations).
  */
 export function openDatabase(
   config: Pick<Config, 'database' | 'dataDir'>,
-  opts: { memory?: boolean } = {},
+  opts: { memory?: boolean; unboundedQueries?: boolean; log?: Logger } = {},
 ): Knex {
   if (config.database.url) {
+    const { url, poolMax, connectTimeout, queryTimeout } = config.database;
     return knexFactory({
       client: 'pg',
-      connection: config.database.url,
-      pool: { min: 0, max: config.database.poolMax },
-      acquireConnectionTimeout: 10_000,
+      // Bounded waits: a PostgreSQL that is down or frozen costs a call seconds (then 503), never minutes.
+      connection: {
+        connectionString: url,
+        connectionTimeoutMillis: connectTimeout * 1000,
+        // Migrations may rightly run for minutes on a large store: they get no query timeout.
+        ...(opts.unboundedQueries ? {} : { query_timeout: queryTimeout * 1000 }),
+        keepAlive: true,
+      },
+      pool: { min: 0, max: poolMax },
+      acquireConnectionTimeout: (connectTimeout + queryTimeout) * 1000,
+      // knex writes connection trouble to the console unless given a logger: into the server's log instead.
+      ...(opts.log ? { log: knexLog(opts.log) } : {}),
     });
   }
   let connection: object = {};
@@ -46,4 +57,14 @@ export function isEmbedded(config: Pick<Config, 'database'>): boolean {
 /** Where the embedded PGlite keeps its files. */
 export function embeddedDir(config: Pick<Config, 'dataDir'>): string {
   return path.join(config.dataDir, 'pglite');
+}
+
+function knexLog(log: Logger): Knex.Config['log'] {
+  return {
+    warn: (message: string) => log.warn({ part: 'store' }, message),
+    error: (message: string) => log.error({ part: 'store' }, message),
+    deprecate: (method: string, alternative: string) =>
+      log.warn({ part: 'store' }, `${method} is deprecated; use ${alternative}`),
+    debug: (message: string) => log.debug({ part: 'store' }, message),
+  };
 }

@@ -113,7 +113,10 @@ export class MfaService {
   /** The second step of sign-in: the `X-MFA-Token` from the login answer and a code from the app. */
   async authenticate(mfaToken: string, code: string, source: string) {
     const claims = await this.tokens.verify(mfaToken, 'mfa');
-    const user = await this.users.get(claims.sub).catch(() => undefined);
+    const user = await this.users.get(claims.sub).catch((err: unknown) => {
+      if (err instanceof NotFound) return undefined;
+      throw err;
+    });
     if (!user?.mfa_enabled || !user.mfa_secret) throw new Unauthorized();
     if (typeof claims.pwd !== 'number' || claims.pwd < new Date(user.password_changed_at).getTime()) {
       throw new Unauthorized();

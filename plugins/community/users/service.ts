@@ -123,7 +123,11 @@ export class UserService {
    */
   async callerFor(claims: TokenClaims): Promise<UserCaller> {
     if (claims.kind !== 'user') throw new Unauthorized();
-    const user = await this.get(claims.sub).catch(() => undefined);
+    // Only "no such user" is a 401: a store that cannot answer is a 503 (the console then keeps the user in).
+    const user = await this.get(claims.sub).catch((err: unknown) => {
+      if (err instanceof NotFound) return undefined;
+      throw err;
+    });
     if (!user || user.status === 'disabled') throw new Unauthorized();
     const changed = new Date(user.password_changed_at).getTime();
     if (typeof claims.pwd !== 'number' || claims.pwd < changed) throw new Unauthorized();
