@@ -393,7 +393,7 @@ async function sendTimed(
       const sent = requests[next++] as Sent;
       let timer: NodeJS.Timeout | undefined;
       const hang = new Promise<{ status: number; body: unknown; error: string }>((resolve) => {
-        timer = setTimeout(() => resolve({ status: 0, body: undefined, error: 'no answer in 30 s' }), 15_000);
+        timer = setTimeout(() => resolve({ status: 0, body: undefined, error: 'no answer in 30 s' }), 30_000);
       });
       const t0 = Date.now();
       const res = await Promise.race([
