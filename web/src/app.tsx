@@ -45,8 +45,19 @@ function NotFound() {
   );
 }
 
+function ForInstanceAdmins() {
+  return (
+    <>
+      <PageHeader title="Instance administration" />
+      <Empty title="This area is for instance administrators">
+        An instance administrator can make you one, in Instance, Users, or with `gatehouse user admin`.
+      </Empty>
+    </>
+  );
+}
+
 function Screens() {
-  const { slots } = useConsole();
+  const { slots, user } = useConsole();
   const { pathname } = useLocation();
   let screen: ReactNode = <NotFound />;
   const settings = matchPath('/settings/:tab', pathname) ?? (pathname === '/settings' ? { tab: '' } : null);
@@ -56,7 +67,7 @@ function Screens() {
       const params = matchPath(page.path, pathname);
       if (params) {
         const Page = page.component;
-        screen = <Page params={params} />;
+        screen = page.instanceAdmin && !user?.admin ? <ForInstanceAdmins /> : <Page params={params} />;
         break;
       }
     }

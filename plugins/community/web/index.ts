@@ -32,6 +32,30 @@ export default defineWebModule({
       order: 95,
       settingsScope: 'account',
     },
+    {
+      to: '/instance/users',
+      label: 'Users',
+      icon: icons.user,
+      section: 'instance',
+      order: 100,
+      instanceAdmin: true,
+    },
+    {
+      to: '/instance/namespaces',
+      label: 'Namespaces',
+      icon: icons.users,
+      section: 'instance',
+      order: 110,
+      instanceAdmin: true,
+    },
+    {
+      to: '/instance/health',
+      label: 'Health',
+      icon: icons.plug,
+      section: 'instance',
+      order: 120,
+      instanceAdmin: true,
+    },
   ],
   pages: [
     { path: '/', title: 'Home', component: page(() => import('./home'), 'HomePage') },
@@ -94,6 +118,25 @@ export default defineWebModule({
       component: page(() => import('./access/firewall'), 'FirewallPage'),
     },
     { path: '/tags', title: 'Tags', component: page(() => import('./access/tags'), 'TagsPage') },
+    // Instance administration: instance administrators only (the shell hides the items and refuses the pages).
+    {
+      path: '/instance/users',
+      title: 'Users',
+      instanceAdmin: true,
+      component: page(() => import('./instance/users'), 'InstanceUsersPage'),
+    },
+    {
+      path: '/instance/namespaces',
+      title: 'Namespaces',
+      instanceAdmin: true,
+      component: page(() => import('./instance/namespaces'), 'InstanceNamespacesPage'),
+    },
+    {
+      path: '/instance/health',
+      title: 'Health',
+      instanceAdmin: true,
+      component: page(() => import('./instance/health'), 'InstanceHealthPage'),
+    },
   ],
   settingsTabs: [
     {

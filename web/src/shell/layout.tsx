@@ -230,7 +230,7 @@ function settingsScopeOf(pathname: string, tabs: SettingsTab[]): SettingsTab['sc
 }
 
 export function Layout({ children }: { children: ReactNode }) {
-  const { slots, info } = useConsole();
+  const { slots, info, user } = useConsole();
   const { pathname } = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
   // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu whenever the page changes
@@ -239,6 +239,7 @@ export function Layout({ children }: { children: ReactNode }) {
     { id: 'main', label: null },
     { id: 'manage', label: 'Manage' },
     { id: 'settings', label: 'Settings' },
+    { id: 'instance', label: 'Instance' },
   ];
   return (
     <div className="app" data-menu={menuOpen ? 'open' : 'closed'}>
@@ -252,7 +253,9 @@ export function Layout({ children }: { children: ReactNode }) {
         </Link>
         <nav className="nav" aria-label="Primary">
           {sections.map((section) => {
-            const items = slots.nav.filter((n) => (n.section ?? 'main') === section.id);
+            const items = slots.nav.filter(
+              (n) => (n.section ?? 'main') === section.id && (!n.instanceAdmin || user?.admin),
+            );
             if (items.length === 0) return null;
             return (
               <div key={section.id} className="nav">

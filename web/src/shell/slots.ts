@@ -12,19 +12,23 @@ export interface NavItem {
   to: string;
   label: string;
   icon: ReactNode;
-  section?: 'main' | 'manage' | 'settings';
+  section?: 'main' | 'manage' | 'settings' | 'instance';
   /** Lower numbers come first. */
   order: number;
   /** Drawn after the label, e.g. a count of what waits there; it renders nothing when there is nothing to say. */
   badge?: ComponentType;
   /** For a settings item: it is the current page on every settings tab of this scope. */
   settingsScope?: 'account' | 'namespace';
+  /** Shown to instance administrators only. */
+  instanceAdmin?: boolean;
 }
 
 export interface PageEntry {
   path: string;
   title: string;
   component: LazyExoticComponent<PageComponent> | PageComponent;
+  /** For instance administrators only: anyone else gets a page saying so (the API refuses them too). */
+  instanceAdmin?: boolean;
 }
 
 export interface SettingsTab {

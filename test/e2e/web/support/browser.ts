@@ -47,10 +47,14 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
     for (const theme of ['dark', 'light']) {
       // Two frames, so that style recalculation and the short colour transitions have settled before axe
       // reads computed colours.
+      // Then every colour transition the switch started runs to its end: on a busy machine 200 ms may not be
+      // enough, and axe would read a colour half-way between the themes.
       await page.evaluate(`new Promise((resolve) => {
         document.documentElement.dataset.theme = ${JSON.stringify(theme)};
         requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 200)));
-      })`);
+      }).then(() => Promise.all(document.getAnimations()
+        .filter((a) => a instanceof CSSTransition)
+        .map((a) => a.finished.catch(() => undefined))))`);
       const bad = (await violationsOf(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
       for (const v of bad)
         failures.push(

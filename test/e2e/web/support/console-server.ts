@@ -18,7 +18,7 @@ export interface ConsoleServer {
   /** The first-run link the server printed ("<url>/setup?sign=..."). */
   setupUrl: string;
   output: () => string;
-  /** Runs `gatehouse <args>` against the same store and configuration (needs PostgreSQL: PGlite admits one process). */
+  /** Runs `gatehouse <args>` against the same store and configuration (through the running server's local socket). */
   cli: (...args: string[]) => string;
   stop: () => Promise<void>;
 }

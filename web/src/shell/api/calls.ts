@@ -51,6 +51,13 @@ export const calls = {
   getRecording: { method: 'GET', path: '/api/sessions/{uid}/records/{seat}' },
   terminalTicket: { method: 'POST', path: '/api/terminal/tickets' },
 
+  adminListUsers: { method: 'GET', path: '/api/admin/users' },
+  adminCreateUser: { method: 'POST', path: '/api/admin/users' },
+  adminUpdateUser: { method: 'PATCH', path: '/api/admin/users/{user}' },
+  adminSetPassword: { method: 'PUT', path: '/api/admin/users/{user}/password' },
+  adminListNamespaces: { method: 'GET', path: '/api/admin/namespaces' },
+  adminHealth: { method: 'GET', path: '/api/admin/health' },
+
   listPublicKeys: { method: 'GET', path: '/api/sshkeys/public-keys' },
   createPublicKey: { method: 'POST', path: '/api/sshkeys/public-keys' },
   updatePublicKey: { method: 'PUT', path: '/api/sshkeys/public-keys/{fingerprint}' },

@@ -22,6 +22,8 @@ export interface AuthenticatedUser {
   role?: Role | '';
   mfa: boolean;
   max_namespaces?: number;
+  /** An instance administrator: the console shows the Instance area. */
+  admin?: boolean;
 }
 
 export type DeviceStatus = 'accepted' | 'rejected' | 'pending' | 'removed' | 'unused';
