@@ -6,6 +6,7 @@ import {
   icons,
   Loading,
   PageHeader,
+  ScrollFrame,
   useApi,
   useResource,
   useUser,
@@ -82,7 +83,7 @@ export function BillingPage() {
                 Invoices appear here once the first period is billed.
               </Empty>
             ) : (
-              <div className="table-wrap">
+              <ScrollFrame label="Invoices">
                 <table className="table" aria-label="Invoices">
                   <thead>
                     <tr>
@@ -101,7 +102,7 @@ export function BillingPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollFrame>
             )}
           </Card>
         </div>

@@ -16,3 +16,4 @@ export { Dialog } from './ui/dialog';
 export { Alert, Empty, ErrorState, Loading, useToast } from './ui/feedback';
 export { icons } from './ui/icons';
 export { Card, formatDate, formatRelative, PageHeader } from './ui/page';
+export { ScrollFrame } from './ui/scroll-frame';

@@ -7,6 +7,7 @@ import {
   icons,
   Loading,
   PageHeader,
+  ScrollFrame,
   TextField,
   useAction,
   useApi,
@@ -49,7 +50,7 @@ export function TagsPage() {
             Tag a device from its page; its tags are listed here to rename or delete.
           </Empty>
         ) : (
-          <div className="table-wrap">
+          <ScrollFrame label="Tags">
             <table className="table" aria-label="Tags">
               <thead>
                 <tr>
@@ -93,7 +94,7 @@ export function TagsPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </ScrollFrame>
         )}
       </Card>
       <Dialog

@@ -9,6 +9,7 @@ import {
   Loading,
   PageHeader,
   type RecordedEntry,
+  ScrollFrame,
   type Session,
   type SessionEvent,
   useApi,
@@ -177,7 +178,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
           {events.length === 0 ? (
             <Empty title="No events">Events such as the shell opening or a window change appear here.</Empty>
           ) : (
-            <div className="table-wrap">
+            <ScrollFrame label="Session events">
               <table className="table" aria-label="Session events">
                 <thead>
                   <tr>
@@ -198,7 +199,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
                   ))}
                 </tbody>
               </table>
-            </div>
+            </ScrollFrame>
           )}
         </Card>
       </div>

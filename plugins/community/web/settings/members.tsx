@@ -12,6 +12,7 @@ import {
   type Member,
   type Namespace,
   type Role,
+  ScrollFrame,
   SelectField,
   TextField,
   useAction,
@@ -95,7 +96,7 @@ export function MembersTab() {
         {members.length === 0 ? (
           <Empty title="No members">Add people by the email address of their Gatehouse account.</Empty>
         ) : (
-          <div className="table-wrap">
+          <ScrollFrame label="Members">
             <table className="table" aria-label="Members">
               <thead>
                 <tr>
@@ -174,7 +175,7 @@ export function MembersTab() {
                 })}
               </tbody>
             </table>
-          </div>
+          </ScrollFrame>
         )}
       </Card>
       <Card title="Roles">

@@ -9,6 +9,7 @@ import { type ReactNode, useState } from 'react';
 import type { Page } from '../api/types';
 import { Button } from './controls';
 import { ErrorState, Loading } from './feedback';
+import { ScrollFrame } from './scroll-frame';
 
 export interface TableQuery {
   page: number;
@@ -79,7 +80,7 @@ export function DataTable<T>({
   const pages = query ? Math.max(1, Math.ceil(total / query.perPage)) : 1;
   return (
     <div aria-busy={loading || undefined}>
-      <div className="table-wrap">
+      <ScrollFrame label={label}>
         <table className="table" aria-label={label}>
           <thead>
             {table.getHeaderGroups().map((group) => (
@@ -126,7 +127,7 @@ export function DataTable<T>({
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollFrame>
       {query && onQuery ? (
         <nav className="pager" aria-label={`${label} pages`}>
           <span>
