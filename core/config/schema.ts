@@ -35,6 +35,11 @@ export const configSchema = T.Object(
       trustProxy: T.Boolean({
         description: 'Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy.',
       }),
+      corsOrigins: T.String({
+        description:
+          'Comma-separated origins (such as https://docs.example.org) whose pages may call the API from the ' +
+          "browser, as the docs site's Try it does; empty allows none.",
+      }),
     }),
     internal: T.Object({
       host: T.String({
@@ -224,6 +229,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_HTTP_PORT: 'http.port',
   GATEHOUSE_HTTP_BODY_LIMIT: 'http.bodyLimit',
   GATEHOUSE_TRUST_PROXY: 'http.trustProxy',
+  GATEHOUSE_CORS_ORIGINS: 'http.corsOrigins',
   GATEHOUSE_INTERNAL_HOST: 'internal.host',
   GATEHOUSE_INTERNAL_PORT: 'internal.port',
   GATEHOUSE_INTERNAL_ADDRESS: 'internal.address',

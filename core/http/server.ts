@@ -75,6 +75,8 @@ export function createHttpApp(deps: {
     }
   });
 
+  app.use(corsMiddleware(config.http.corsOrigins));
+
   for (const mw of deps.early ?? []) app.use(mw);
 
   app.use(compress({ threshold: 1024 }));
@@ -117,6 +119,37 @@ export function createHttpApp(deps: {
     throw new NotFound('route');
   });
   return app;
+}
+
+/** Calls that another origin's page may make when it is listed in `http.corsOrigins`. */
+const CORS_PATHS = /^\/(api|info|openapi)(\/|$)/;
+
+/**
+ * Cross-origin calls from the listed origins only (the docs site's Try it): credentials travel in the
+ * Authorization or X-API-Key header, never in cookies, so no credentialed CORS is needed or allowed.
+ */
+function corsMiddleware(list: string): Koa.Middleware {
+  const origins = new Set(
+    list
+      .split(',')
+      .map((o) => o.trim().replace(/\/$/, ''))
+      .filter(Boolean),
+  );
+  return async (ctx, next) => {
+    const origin = ctx.get('Origin');
+    if (!origin || !origins.has(origin) || !CORS_PATHS.test(ctx.path)) return next();
+    ctx.vary('Origin');
+    ctx.set('Access-Control-Allow-Origin', origin);
+    if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
+      ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE');
+      ctx.set('Access-Control-Allow-Headers', 'Authorization, X-API-Key, Content-Type');
+      ctx.set('Access-Control-Max-Age', '600');
+      ctx.status = 204;
+      return;
+    }
+    await next();
+    ctx.set('Access-Control-Expose-Headers', 'X-Total-Count, Retry-After, X-Request-Id');
+  };
 }
 
 /** Writes the one error body (DESIGN.md section 5). Unknown errors are logged with the request id, never sent. */
