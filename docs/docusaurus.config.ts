@@ -84,7 +84,12 @@ const config: Config = {
     // Rspack and SWC: about three times faster builds on the two-core machines we use.
     faster: true,
   },
-  customFields: { cloudUrl: cloudUrl ?? null, repositoryUrl: repositoryUrl ?? null },
+  // apiServer: the Gatehouse server the API reference's "Try it" sends to first (the reader may change it).
+  customFields: {
+    cloudUrl: cloudUrl ?? null,
+    repositoryUrl: repositoryUrl ?? null,
+    apiServer: process.env.DOCS_API_SERVER || null,
+  },
   presets: [
     [
       'classic',

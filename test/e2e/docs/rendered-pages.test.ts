@@ -1,7 +1,7 @@
 // Every built page is read as a person sees it (code blocks aside): an admonition or a
 // directive the Markdown pipeline did not render (`:::tip ...`, a lone `:::`, `::name`)
 // would be printed as raw text, as the getting-started page once did (issue 12, item 6).
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect } from 'chai';
 import { buildDir, ensureDocsBuild, placeholderHost, unrendered, visibleText } from './docs-site';
@@ -69,6 +69,37 @@ describe('every built docs page is rendered: no raw admonition or directive', fu
       for (const href of externalLinks(readFileSync(path, 'utf8'))) {
         if (placeholderHost(new URL(href).hostname)) wrong.push(`${relative(buildDir, path)}: ${href}`);
       }
+    }
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it("gives every search hit a snippet that starts with its page's own text", () => {
+    const index = JSON.parse(readFileSync(join(buildDir, 'search-index.json'), 'utf8')) as {
+      storedFields: Record<string, { url: string; excerpt: string }>;
+    };
+    const hits = Object.values(index.storedFields);
+    expect(hits.length).to.be.greaterThan(50);
+    const wrong: string[] = [];
+    for (const { url, excerpt } of hits) {
+      if (/Version: |On this page|^\s*$/.test(excerpt)) wrong.push(`${url}: "${excerpt.slice(0, 60)}"`);
+      const file = join(buildDir, url.replace(/^\//, ''), 'index.html');
+      const html = readFileSync(
+        existsSync(file) ? file : join(buildDir, `${url.replace(/^\//, '') || 'index'}.html`),
+        'utf8',
+      );
+      // Compared without spaces: the index joins inline code and links to their words, the page's markup does not.
+      const opening = excerpt.replace(/…$/, '').split(' ').slice(0, 6).join(' ');
+      const squeeze = (t: string) => t.replace(/[\s\u200b]+/g, '');
+      const text = html
+        .replace(/<(script|style|svg)\b[\s\S]*?<\/\1>/gi, '')
+        .replace(/<[^>]+>/g, '')
+        .replace(/&amp;/g, '&')
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;|&#x27;/g, "'");
+      if (!squeeze(text).includes(squeeze(opening)))
+        wrong.push(`${url}: "${opening}" is not the page's text`);
     }
     expect(wrong).to.deep.equal([]);
   });

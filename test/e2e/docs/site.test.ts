@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sirv from 'sirv';
+import { startServer } from '../../support/server';
 import {
   buildDir,
   type DocsServer,
@@ -160,6 +161,94 @@ describe('documentation site', function () {
     expect(await storedValues(page, 'theme')).to.deep.equal(['light']);
   });
 
+  it('renders light when light is forced, on a system that prefers dark, and the diagram follows', async () => {
+    /** What a person sees: the text and bar colours, and which diagram is shown. */
+    /** Which drawing an image shows: small SVGs are inlined as data URIs, so their title says. */
+    const drawing = (src: string) => {
+      const [body = '', fragment = ''] = src.split('#');
+      const svg = body.startsWith('data:image/svg+xml;base64,')
+        ? Buffer.from(body.slice(body.indexOf(',') + 1), 'base64').toString('utf8')
+        : decodeURIComponent(body);
+      const mode = /architecture \((light|dark) colours\)|architecture-(light|dark)/.exec(svg);
+      return `${mode?.[1] ?? mode?.[2] ?? 'unknown'} drawing #${fragment}`;
+    };
+    const luminance = (colour: string) => {
+      const [r = 0, g = 0, b = 0] = (colour.match(/[\d.]+/g) ?? []).map(Number);
+      return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+    };
+    const looks = async (p: Page) => {
+      // Plain values only cross into the page: the browser returns colours, luminance is computed here.
+      const seen = await p.evaluate(() => ({
+        theme: document.documentElement.dataset.theme,
+        text: getComputedStyle(document.querySelector('.markdown p') as Element).color,
+        bar: getComputedStyle(document.querySelector('.navbar') as Element).backgroundColor,
+        diagrams: [...document.querySelectorAll<HTMLImageElement>('.markdown img')]
+          .filter((img) => img.offsetParent !== null)
+          .map((img) => img.getAttribute('src') ?? ''),
+      }));
+      return {
+        ...seen,
+        text: luminance(seen.text),
+        bar: luminance(seen.bar),
+        diagrams: seen.diagrams.map(drawing),
+      };
+    };
+    const dark = await guardedContext(browser, outside, {
+      viewport: { width: 1280, height: 900 },
+      colorScheme: 'dark',
+    });
+    try {
+      const p = await dark.newPage();
+      await p.goto(`${server.url}/overview/concepts`);
+      const before = await looks(p);
+      expect(before).to.include({ theme: 'dark' });
+      expect(before.text).to.be.above(0.7);
+      expect(before.bar).to.be.below(0.3);
+      expect(before.diagrams).to.have.length(1);
+      expect(before.diagrams).to.deep.equal(['dark drawing #dark-only']);
+
+      // Forced light by the switch: light bars, dark text, the light diagram only.
+      await p
+        .getByRole('button', { name: /dark mode|system mode|light mode/i })
+        .first()
+        .click();
+      await p.waitForFunction(() => document.documentElement.dataset.theme === 'light');
+      const light = await looks(p);
+      expect(light.text).to.be.below(0.3);
+      expect(light.bar).to.be.above(0.9);
+      expect(light.diagrams).to.have.length(1);
+      expect(light.diagrams).to.deep.equal(['light drawing #light-only']);
+      await p.reload();
+      expect(await looks(p)).to.deep.equal(light);
+
+      // Forced light by the address, the way a link can ask for it.
+      await p.evaluate(() => localStorage.clear());
+      await p.goto(`${server.url}/overview/concepts?docusaurus-theme=light`);
+      const asked = await looks(p);
+      expect(asked).to.include({ theme: 'light' });
+      expect(asked.text).to.be.below(0.3);
+      expect(asked.diagrams).to.deep.equal(['light drawing #light-only']);
+    } finally {
+      await dark.close();
+    }
+  });
+
+  it('draws the architecture for each colour mode and says the embedded store is the default', () => {
+    for (const [mode, background] of [
+      ['light', 'light'],
+      ['dark', 'dark'],
+    ] as const) {
+      const svg = readFileSync(join(docsDir, 'static', 'img', `architecture-${mode}.svg`), 'utf8');
+      expect(svg, mode).to.contain('embedded store (default)');
+      expect(svg, mode).to.contain('or PostgreSQL + Redis');
+      // No full-size opaque background: the page's own colour shows through.
+      expect(svg, mode).to.not.match(/<rect width="760"/);
+      const text = /<g fill="(#[0-9a-f]{6})">\s*<text/.exec(svg)?.[1] ?? '';
+      const lum = Number.parseInt(text.slice(1, 3), 16) / 255;
+      expect(lum, `${mode} text colour`).to.be[background === 'light' ? 'below' : 'above'](0.5);
+    }
+  });
+
   it('keeps the announcement bar dismissed across reloads', async () => {
     await page.goto(`${server.url}/`);
     const bar = page.locator('.theme-announcement-bar');
@@ -264,6 +353,10 @@ describe('documentation site', function () {
     await dialog.getByRole('searchbox').fill('tenant id');
     const hit = dialog.getByRole('link', { name: /Retrieving your tenant ID/ });
     await hit.waitFor();
+    // The snippet is the page's own opening text, not the version badge and "On this page" (issue 12).
+    const snippet = ((await hit.textContent()) ?? '').replace(/^Retrieving your tenant ID/, '').trim();
+    expect(snippet).to.match(/^Agents register into a namespace by its tenant ID/);
+    expect(snippet).to.not.match(/Version: |On this page/);
     await hit.click();
     await page.waitForURL(/\/user-guides\/namespaces\/retrieving-your-tenant-id$/);
     await page.getByRole('heading', { level: 1, name: 'Retrieving your tenant ID' }).waitFor();
@@ -288,7 +381,8 @@ describe('documentation site', function () {
   it('zooms an image and closes the zoom on click and after scrolling 40 px', async () => {
     await page.goto(`${server.url}/overview/concepts`);
     // The zoom plugin attaches itself a moment after each route renders.
-    const image = page.locator('.markdown img.medium-zoom-image').first();
+    // The diagram of the other colour mode is hidden; the visible one is zoomed.
+    const image = page.locator('.markdown img.medium-zoom-image:visible').first();
     await image.waitFor();
     const overlay = page.locator('.medium-zoom-overlay');
     // The image moves while the opening animation runs (a click then misses it, and scrolls are ignored), so each
@@ -297,8 +391,8 @@ describe('documentation site', function () {
       const opened = page.evaluate(
         () =>
           new Promise<void>((done) =>
-            document
-              .querySelector('.markdown img.medium-zoom-image')
+            [...document.querySelectorAll<HTMLElement>('.markdown img.medium-zoom-image')]
+              .find((img) => img.offsetParent !== null)
               ?.addEventListener('medium-zoom:opened', () => done(), { once: true }),
           ),
       );
@@ -412,6 +506,99 @@ describe('documentation site', function () {
     });
   }
 
+  it('navigates the API reference by tag from a side menu, one page per tag', async () => {
+    const document = JSON.parse(readFileSync(join(docsDir, 'generated', 'community.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    const devices = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([method, op]) => methods.includes(method) && op.tags?.[0] === 'devices')
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    await page.goto(`${server.url}/developers/openapi/community`);
+    const menu = page.getByRole('navigation', { name: 'API sections' });
+    await menu.waitFor();
+    expect(await menu.isVisible()).to.equal(true);
+    await menu.getByRole('link', { name: /^devices \d+$/ }).click();
+    await page.waitForURL(/\?tag=devices$/);
+    const shown = async () =>
+      page.$$eval('[data-operation]', (nodes) => nodes.map((node) => node.getAttribute('data-operation')));
+    expect(await shown()).to.have.members(devices);
+    expect(await menu.getByRole('link', { name: /^devices \d+$/ }).getAttribute('aria-current')).to.equal(
+      'page',
+    );
+    // The side menu stays in view while the operations scroll.
+    await page.mouse.wheel(0, 3000);
+    await page.waitForTimeout(200);
+    expect(await menu.isVisible()).to.equal(true);
+    await page.goBack();
+    await page.waitForURL(/\/developers\/openapi\/community$/);
+    expect((await shown()).length).to.equal(operationsOf('community').length);
+  });
+
+  it('gives parameters their real types: literal unions as values, defaults as optional', async () => {
+    await page.goto(`${server.url}/developers/openapi/community?tag=devices`);
+    const list = page.locator('[data-operation="GET /api/devices"]');
+    await list.waitFor();
+    const row = (name: string) =>
+      list.locator('tbody tr').filter({ has: page.locator('td code', { hasText: new RegExp(`^${name}$`) }) });
+    expect(await row('sort_by').locator('td').nth(2).textContent()).to.contain('"last_seen" | "name"');
+    expect(await row('order_by').locator('td').nth(2).textContent()).to.contain('"asc" | "desc"');
+    expect(await row('page').locator('td').first().textContent()).to.not.contain('required');
+    const status = page.locator('[data-operation="PATCH /api/devices/{uid}/{status}"]');
+    expect(await status.locator('tbody tr').nth(1).locator('td').nth(2).textContent()).to.contain(
+      '"accept" | "reject" | "pending" | "unused"',
+    );
+    expect(await status.locator('tbody tr').first().locator('td').first().textContent()).to.contain(
+      'required',
+    );
+  });
+
+  it('sends Try it to the Gatehouse server the reader sets, never to the docs host', async () => {
+    const gatehouse = await startServer({ ssh: false, overrides: { http: { corsOrigins: server.url } } });
+    try {
+      await page.goto(`${server.url}/developers/openapi/community?tag=instance`);
+      const setting = page.getByLabel('Server for Try it');
+      await setting.waitFor();
+      // Without a build setting the first guess is a local server, not this documentation host.
+      expect(await setting.inputValue()).to.equal('http://localhost:8080');
+      await setting.fill(gatehouse.url);
+      const info = page.locator('[data-operation="GET /info"]');
+      await info.getByRole('button', { name: 'Try it' }).click();
+      await info.getByText(`Sends to ${gatehouse.url}`).waitFor();
+      const sent: string[] = [];
+      page.on('request', (request) => sent.push(request.url()));
+      await info.getByRole('button', { name: 'Send' }).click();
+      const answer = info.locator('output');
+      await answer.getByText('200').waitFor();
+      expect(JSON.parse((await answer.locator('pre').textContent()) ?? '{}')).to.have.property('version');
+      expect(sent.some((url) => url.startsWith(`${gatehouse.url}/info`))).to.equal(true);
+      expect(sent.filter((url) => url.startsWith(server.url) && /\/info(\?|$)/.test(url))).to.deep.equal([]);
+      // The choice is kept for the next visit.
+      await page.reload();
+      expect(await page.getByLabel('Server for Try it').inputValue()).to.equal(gatehouse.url);
+    } finally {
+      await gatehouse.stop();
+    }
+  });
+
+  it('says why Try it failed when the server does not allow this site', async () => {
+    const gatehouse = await startServer({ ssh: false });
+    try {
+      await page.goto(`${server.url}/developers/openapi/community?tag=instance`);
+      await page.getByLabel('Server for Try it').fill(gatehouse.url);
+      const info = page.locator('[data-operation="GET /info"]');
+      await info.getByRole('button', { name: 'Try it' }).click();
+      await info.getByRole('button', { name: 'Send' }).click();
+      await info
+        .locator('output')
+        .getByText(/GATEHOUSE_CORS_ORIGINS/)
+        .waitFor();
+    } finally {
+      await gatehouse.stop();
+    }
+  });
+
   it('shows the error in a red box with Retry when the API document chunk fails, and recovers', async () => {
     await page.route('**/assets/js/openapi-community*.js', (route) => route.abort('failed'));
     await page.goto(`${server.url}/developers/openapi/community`);
@@ -460,6 +647,8 @@ describe('documentation site', function () {
     ['/user-guides/devices/connecting', 'dark'],
     ['/user-guides/devices/connecting', 'light'],
     ['/developers/openapi/community', 'dark'],
+    ['/developers/openapi/community?tag=devices', 'light'],
+    ['/overview/concepts', 'light'],
     ['/search?q=device', 'dark'],
   ] as const) {
     it(`has no serious or critical accessibility violation on ${route} (${mode})`, async () => {

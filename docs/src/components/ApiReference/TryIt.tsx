@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import type { OpenApiDocument, OperationEntry } from './openapi';
+import type { OperationEntry } from './openapi';
+import { useApiServer } from './server';
 import styles from './styles.module.css';
 
 interface Answer {
@@ -9,18 +10,19 @@ interface Answer {
   body: string;
 }
 
-/** Sends the operation to a Gatehouse server the reader chooses; nothing is sent until they press Send. */
+/**
+ * Sends the operation to the Gatehouse server the reader set above the reference (never this documentation host);
+ * nothing is sent until they press Send.
+ */
 export default function TryIt({
-  document,
   entry,
   exampleBody,
 }: {
-  document: OpenApiDocument;
   entry: OperationEntry;
   exampleBody: string | undefined;
 }) {
   const [open, setOpen] = useState(false);
-  const [server, setServer] = useState(() => document.servers?.[0]?.url ?? 'http://localhost:8080');
+  const [server] = useApiServer();
   const [token, setToken] = useState('');
   const [apiKey, setApiKey] = useState('');
   const [values, setValues] = useState<Record<string, string>>({});
@@ -56,7 +58,10 @@ export default function TryIt({
         body: await response.text(),
       });
     } catch (error) {
-      setAnswer({ error: error instanceof Error ? error.message : String(error) });
+      const reason = error instanceof Error ? error.message : String(error);
+      setAnswer({
+        error: `${reason}. Check the server address above, that the server is running, and that it lists this site's origin (${window.location.origin}) in GATEHOUSE_CORS_ORIGINS.`,
+      });
     }
   }
 
@@ -75,8 +80,9 @@ export default function TryIt({
         void send();
       }}
     >
-      <label htmlFor={fieldId('server')}>Server</label>
-      <input id={fieldId('server')} value={server} onChange={(e) => setServer(e.target.value)} />
+      <p className={styles.serverHint}>
+        Sends to <code>{server || '(no server set)'}</code>; change it under "Server for Try it" above.
+      </p>
       <label htmlFor={fieldId('token')}>Bearer token</label>
       <input
         id={fieldId('token')}

@@ -1,3 +1,5 @@
+import Link from '@docusaurus/Link';
+import { useLocation } from '@docusaurus/router';
 import Layout from '@theme/Layout';
 import Loading from '@theme/Loading';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
@@ -13,6 +15,7 @@ import {
   resolveRef,
   type Schema,
 } from './openapi';
+import { ApiServerProvider, useApiServer } from './server';
 import styles from './styles.module.css';
 import TryIt from './TryIt';
 
@@ -147,7 +150,6 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
         })}
       </ul>
       <TryIt
-        document={document}
         entry={entry}
         exampleBody={bodySchema ? JSON.stringify(exampleOf(document, bodySchema), null, 2) : undefined}
       />
@@ -155,52 +157,112 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
   );
 }
 
+const tagAnchor = (tag: string) => tag.replace(/[^A-Za-z0-9]+/g, '-');
+
+/** The reader's `?tag=` choice: one page per tag, the whole document without it. */
+function useTagChoice(): [string | undefined, (tag: string | undefined) => string] {
+  const location = useLocation();
+  const chosen = new URLSearchParams(location.search).get('tag') ?? undefined;
+  const href = (tag: string | undefined) =>
+    tag ? `${location.pathname}?tag=${encodeURIComponent(tag)}` : location.pathname;
+  return [chosen, href];
+}
+
 function Reference({ document, edition }: { document: OpenApiDocument; edition: string }) {
   const operations = useMemo(() => listOperations(document), [document]);
   const [filter, setFilter] = useState('');
+  const [chosenTag, tagHref] = useTagChoice();
+  const tagOf = (entry: OperationEntry) => entry.operation.tags?.[0] ?? 'other';
+  const allGroups = new Map<string, OperationEntry[]>();
+  for (const entry of operations)
+    allGroups.set(tagOf(entry), [...(allGroups.get(tagOf(entry)) ?? []), entry]);
+  const tag = chosenTag && allGroups.has(chosenTag) ? chosenTag : undefined;
   const needle = filter.trim().toLowerCase();
-  const visible = needle
-    ? operations.filter((entry) =>
+  const visible = operations.filter(
+    (entry) =>
+      (!tag || tagOf(entry) === tag) &&
+      (!needle ||
         `${entry.method} ${entry.path} ${entry.operation.summary ?? ''} ${(entry.operation.tags ?? []).join(' ')}`
           .toLowerCase()
-          .includes(needle),
-      )
-    : operations;
+          .includes(needle)),
+  );
   const groups = new Map<string, OperationEntry[]>();
-  for (const entry of visible) {
-    const tag = entry.operation.tags?.[0] ?? 'other';
-    groups.set(tag, [...(groups.get(tag) ?? []), entry]);
-  }
+  for (const entry of visible) groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), entry]);
   return (
-    <div data-api-reference={edition} data-operation-count={operations.length}>
-      <p>
-        Version <strong>{document.info.version}</strong>. {document.info.description} {operations.length}{' '}
-        operations.
-      </p>
-      <label className={styles.filter}>
-        Filter operations{' '}
-        <input
-          type="search"
-          value={filter}
-          onChange={(event) => setFilter(event.target.value)}
-          placeholder="path, method or tag"
-        />
-      </label>
-      <nav aria-label="Operation groups" className={styles.groupIndex}>
-        {[...groups.keys()].map((tag) => (
-          <a key={tag} href={`#tag-${tag.replace(/[^A-Za-z0-9]+/g, '-')}`}>
-            {tag}
-          </a>
-        ))}
-      </nav>
-      {[...groups.entries()].map(([tag, entries]) => (
-        <section key={tag}>
-          <h2 id={`tag-${tag.replace(/[^A-Za-z0-9]+/g, '-')}`}>{tag}</h2>
-          {entries.map((entry) => (
-            <OperationView key={entry.id} document={document} entry={entry} />
+    <div
+      className={`row ${styles.layout}`}
+      data-api-reference={edition}
+      data-operation-count={operations.length}
+    >
+      <nav aria-label="API sections" className={`col col--3 ${styles.sidebar}`}>
+        <ul className="menu__list">
+          <li className="menu__list-item">
+            <Link
+              className={`menu__link ${tag ? '' : 'menu__link--active'}`}
+              to={tagHref(undefined)}
+              aria-current={tag ? undefined : 'page'}
+            >
+              All operations <span className={styles.count}>{operations.length}</span>
+            </Link>
+          </li>
+          {[...allGroups.entries()].map(([name, entries]) => (
+            <li key={name} className="menu__list-item">
+              <Link
+                className={`menu__link ${tag === name ? 'menu__link--active' : ''}`}
+                to={tagHref(name)}
+                aria-current={tag === name ? 'page' : undefined}
+              >
+                {name} <span className={styles.count}>{entries.length}</span>
+              </Link>
+            </li>
           ))}
-        </section>
-      ))}
+        </ul>
+      </nav>
+      <div className="col col--9">
+        <p>
+          Version <strong>{document.info.version}</strong>. {document.info.description} {operations.length}{' '}
+          operations{tag ? `; this page shows the ${allGroups.get(tag)?.length ?? 0} of "${tag}"` : ''}.
+        </p>
+        <ServerSetting />
+        <label className={styles.filter}>
+          Filter operations{' '}
+          <input
+            type="search"
+            value={filter}
+            onChange={(event) => setFilter(event.target.value)}
+            placeholder="path, method or tag"
+          />
+        </label>
+        {[...groups.entries()].map(([name, entries]) => (
+          <section key={name}>
+            <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
+            {entries.map((entry) => (
+              <OperationView key={entry.id} document={document} entry={entry} />
+            ))}
+          </section>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+/** Where "Try it" sends requests: a Gatehouse server the reader names, never this documentation host. */
+function ServerSetting() {
+  const [server, setServer] = useApiServer();
+  return (
+    <div className={styles.serverSetting}>
+      <label htmlFor="api-server">Server for Try it</label>
+      <input
+        id="api-server"
+        type="url"
+        value={server}
+        onChange={(event) => setServer(event.target.value)}
+        placeholder="https://gatehouse.example.org"
+      />
+      <p className={styles.serverHint}>
+        Requests go from your browser to this server. It must list this site's origin in{' '}
+        <code>GATEHOUSE_CORS_ORIGINS</code>.
+      </p>
     </div>
   );
 }
@@ -219,7 +281,7 @@ export default function ApiReferencePage({ edition, load }: Props): ReactNode {
   const title = `${edition[0]?.toUpperCase()}${edition.slice(1)} API reference`;
   return (
     <Layout title={title} description={`Interactive reference of the Gatehouse ${edition} edition HTTP API.`}>
-      <main className={`container margin-vert--lg ${styles.page}`}>
+      <main className={`container container--fluid margin-vert--lg ${styles.page}`}>
         <h1>{title}</h1>
         <p>
           Generated at build time from the server's route tables, so it lists exactly the operations of this
@@ -236,7 +298,9 @@ export default function ApiReferencePage({ edition, load }: Props): ReactNode {
             Loading the API document…
           </p>
         ) : (
-          <Reference document={state.document} edition={edition} />
+          <ApiServerProvider>
+            <Reference document={state.document} edition={edition} />
+          </ApiServerProvider>
         )}
       </main>
     </Layout>

@@ -6,6 +6,8 @@ export interface Schema {
   format?: string;
   description?: string;
   enum?: unknown[];
+  /** One fixed value (TypeBox literals: a union of them is an enumeration). */
+  const?: unknown;
   default?: unknown;
   minimum?: number;
   maximum?: number;
@@ -131,6 +133,7 @@ export function listOperations(document: OpenApiDocument): OperationEntry[] {
 export function describeType(schema: Schema): string {
   const name = refName(schema);
   if (name) return name;
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
   const type = Array.isArray(schema.type) ? schema.type.join(' | ') : schema.type;
   if (type === 'array' && schema.items) return `${describeType(schema.items)}[]`;
@@ -159,6 +162,7 @@ export function exampleOf(document: OpenApiDocument, input: Schema, depth = 0): 
   const schema = resolveRef(document, input);
   if (depth > 6) return null;
   if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
   if (schema.enum && schema.enum.length > 0) return schema.enum[0];
   const first = schema.oneOf?.[0] ?? schema.anyOf?.[0];
   if (first) return exampleOf(document, first, depth + 1);
