@@ -41,18 +41,20 @@ export const sessionRoutes = [
   defineRoute({
     method: 'POST',
     path: '/api/sessions/:uid',
-    auth: ['user', 'apiKey', 'device'],
-    role: 'operator',
-    summary: 'Set whether a session signed in',
+    auth: ['internal'],
+    summary: 'Set whether a session signed in (the gateway only)',
+    description:
+      "Whether a session signed in is the gateway's word alone: served only on the internal listener " +
+      '(internal.host:internal.port, loopback by default), where the gateways of the installation reach it. ' +
+      'The public listener answers 404; no user, API key or device token can mark a session.',
     tags,
     schema: {
       params: uidParams,
       body: T.Object({ authenticated: T.Boolean() }),
-      response: { 200: sessionSchema },
+      response: { 200: sessionSchema, 404: null },
     },
-    async handler({ params, body, services, tenantId }) {
-      const tenant = tenantId();
-      await services.sessions.get(tenant, params.uid);
+    async handler({ params, body, services }) {
+      const tenant = await services.sessions.tenantOf(params.uid);
       await services.sessions.update(tenant, params.uid, { authenticated: body.authenticated });
       return services.sessions.get(tenant, params.uid);
     },
@@ -80,14 +82,17 @@ export const sessionRoutes = [
   defineRoute({
     method: 'POST',
     path: '/api/sessions/:uid/records/:seat',
-    auth: ['user', 'apiKey', 'device'],
-    role: 'operator',
-    summary: 'Add terminal output to the recording of a seat',
-    description: '422 when session recording is off in the namespace.',
+    auth: ['device'],
+    summary: 'Add terminal output to the recording of a seat (the device carrying the session only)',
+    description:
+      'Only the device that carries the session may add to its recording, with its device token: users, API ' +
+      'keys and other devices cannot (a session of another device is 404). 422 when the session is closed or ' +
+      'session recording is off in the namespace.',
     tags,
-    schema: { params: seatParams, body: recordBody, response: { 200: T.Object({}) } },
-    async handler({ params, body, services, tenantId }) {
+    schema: { params: seatParams, body: recordBody, response: { 200: T.Object({}), 404: null, 422: null } },
+    async handler({ params, body, services, tenantId, caller }) {
       const tenant = tenantId();
+      if (caller.kind !== 'device') throw new Forbidden('only the device carrying the session may record it');
       if (body.uid !== params.uid || body.seat !== params.seat)
         throw new Forbidden('uid and seat differ from the path');
       const ns = await services.namespaces.byTenant(tenant);
@@ -96,6 +101,7 @@ export const sessionRoutes = [
         params.uid,
         { seat: params.seat, message: body.message, width: body.width, height: body.height },
         ns?.settings.session_record ?? false,
+        caller.uid,
       );
       return {};
     },

@@ -311,6 +311,15 @@ export class SessionService {
     return row;
   }
 
+  /** The namespace of a session, for the gateway's internal calls (which carry no namespace); 404 when none. */
+  async tenantOf(uid: string): Promise<string> {
+    const row = (await this.db('sessions').where({ uid }).first('tenant_id')) as
+      | { tenant_id: string }
+      | undefined;
+    if (!row) throw new NotFound('session');
+    return row.tenant_id;
+  }
+
   async get(tenantId: string, uid: string): Promise<Session> {
     const row = await this.row(tenantId, uid);
     const events = (await this.db<EventRow>('session_events')
@@ -327,13 +336,20 @@ export class SessionService {
     await this.markClosed(tenantId, uid);
   }
 
+  /**
+   * Terminal output a device sends for a session it carries. Another device's session is not found (its uid tells
+   * the caller nothing); a closed session's recording is final.
+   */
   async record(
     tenantId: string,
     uid: string,
     entry: Omit<NewRecord, 'time'>,
     recording: boolean,
+    deviceUid: string,
   ): Promise<void> {
     const row = await this.row(tenantId, uid);
+    if (row.device_uid !== deviceUid) throw new NotFound('session');
+    if (row.closed_at !== null) throw new Unprocessable('the session is closed; its recording is final');
     if (!recording) throw new Unprocessable('session recording is off in this namespace');
     await this.addRecords(tenantId, row.uid, [{ ...entry, time: new Date() }]);
     if (!row.recorded) await this.update(tenantId, uid, { recorded: true });

@@ -272,24 +272,38 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
       const sessions = server.kernel.container.resolve('sessions' as never) as {
         open(s: Record<string, unknown>): Promise<string>;
       };
+      // The device carrying the session is the one that may add to its recording.
+      const device = await server.api(
+        'POST',
+        '/api/devices/auth',
+        agentAuthRequest({
+          tenant: owner.tenant,
+          hostname: 'recorder',
+          mac: '02:00:00:00:09:0a',
+          keyLabel: 'recorder',
+        }),
+      );
+      expect(device.status).to.equal(200);
       const uid = await sessions.open({
         tenantId: owner.tenant,
-        deviceUid: 'b'.repeat(64),
+        deviceUid: device.body.uid,
         username: 'root',
         ip: '10.0.0.1',
         type: 'web',
         recorded: false,
       });
+      const record = (body: unknown) =>
+        server.api('POST', `/api/sessions/${uid}/records/0`, { token: device.body.token, body });
       const entry = { uid, seat: 0, message: 'hello\r\n', width: 80, height: 24 };
       expect(
         (await call('PUT', `/api/users/security/${owner.tenant}`, { session_record: false })).body,
       ).to.equal(false);
       expect((await call('GET', '/api/users/security')).body).to.equal(false);
-      expect((await call('POST', `/api/sessions/${uid}/records/0`, entry)).status).to.equal(422);
+      expect((await record(entry)).status).to.equal(422);
       expect(
         (await call('PUT', `/api/users/security/${owner.tenant}`, { session_record: true })).body,
       ).to.equal(true);
-      expect((await call('POST', `/api/sessions/${uid}/records/0`, entry)).status).to.equal(200);
+      expect((await record(entry)).status).to.equal(200);
       const got = await call('GET', `/api/sessions/${uid}/records/0`);
       expect(got.body).to.have.length(1);
       expect(got.body[0]).to.include({
@@ -301,12 +315,22 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
         tenant_id: owner.tenant,
       });
 
-      const marked = await call('POST', `/api/sessions/${uid}`, { authenticated: true });
-      expect(marked.body).to.include({ authenticated: true, recorded: true, type: 'web', active: true });
+      // Only the gateway marks a session authenticated: over the internal listener.
+      const marked = await fetch(`${server.kernel.internalUrl}/api/sessions/${uid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ authenticated: true }),
+      });
+      expect(await marked.json()).to.include({
+        authenticated: true,
+        recorded: true,
+        type: 'web',
+        active: true,
+      });
       expect((await call('POST', `/api/sessions/${uid}/close`, { device: 'c'.repeat(64) })).status).to.equal(
         404,
       );
-      expect((await call('POST', `/api/sessions/${uid}/close`, { device: 'b'.repeat(64) })).status).to.equal(
+      expect((await call('POST', `/api/sessions/${uid}/close`, { device: device.body.uid })).status).to.equal(
         200,
       );
       expect((await call('GET', `/api/sessions/${uid}`)).body.active).to.equal(false);
