@@ -24,6 +24,8 @@ async function boot(): Promise<{ info: InstanceInfo; slots: Slots }> {
   } catch {
     throw new Error('The Gatehouse server could not be reached. Check that it is running, then try again.');
   }
+  if (response.status === 503)
+    throw new Error('The Gatehouse server cannot reach its database right now. Try again in a moment.');
   if (!response.ok)
     throw new Error(`The Gatehouse server answered ${response.status} when asked about itself.`);
   const info = (await response.json()) as InstanceInfo;

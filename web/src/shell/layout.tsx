@@ -7,7 +7,7 @@ import type { SettingsTab } from './slots';
 import { currentTheme, setTheme, type Theme } from './theme';
 import { Button, TextField } from './ui/controls';
 import { Dialog } from './ui/dialog';
-import { useToast } from './ui/feedback';
+import { Alert, useToast } from './ui/feedback';
 import { icons, Logo } from './ui/icons';
 
 function ThemeToggle() {
@@ -230,7 +230,7 @@ function settingsScopeOf(pathname: string, tabs: SettingsTab[]): SettingsTab['sc
 }
 
 export function Layout({ children }: { children: ReactNode }) {
-  const { slots, info, user } = useConsole();
+  const { slots, info, user, serverAway } = useConsole();
   const { pathname } = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
   // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu whenever the page changes
@@ -305,6 +305,12 @@ export function Layout({ children }: { children: ReactNode }) {
           <UserMenu />
         </header>
         <main className="content" id="content" tabIndex={-1}>
+          {serverAway ? (
+            <Alert kind="warn" title="The server cannot reach its database right now.">
+              {' '}
+              You are still signed in. Screens will load again as soon as it is back.
+            </Alert>
+          ) : null}
           {children}
         </main>
       </div>

@@ -1,4 +1,13 @@
-import { createContext, type ReactNode, useCallback, useContext, useMemo, useRef, useState } from 'react';
+import {
+  createContext,
+  type ReactNode,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
 import { ApiClient } from './api/client';
 import type { AuthenticatedUser, InstanceInfo } from './api/types';
 import type { Slots } from './slots';
@@ -19,6 +28,8 @@ export interface ConsoleValue {
   endedReason: string | null;
   /** Takes a new user record for another namespace (switch, leave) and keeps the person signed in. */
   replaceUser: (user: Partial<AuthenticatedUser>) => void;
+  /** The server answered 503 (it cannot reach its database) and has not answered normally since. */
+  serverAway: boolean;
 }
 
 const ConsoleContext = createContext<ConsoleValue | null>(null);
@@ -45,6 +56,7 @@ export function ConsoleProvider({
 }) {
   const [user, setUser] = useState<AuthenticatedUser | null>(readStoredUser);
   const [endedReason, setEndedReason] = useState<string | null>(null);
+  const [serverAway, setServerAway] = useState(false);
   const tokenRef = useRef<string | null>(user?.token ?? null);
 
   const store = useCallback((next: AuthenticatedUser | null) => {
@@ -67,9 +79,26 @@ export function ConsoleProvider({
       new ApiClient(
         () => tokenRef.current,
         () => signOut('Your session has ended. Please sign in again.'),
+        '',
+        setServerAway,
       ),
     [signOut],
   );
+
+  // While the server cannot reach its database, ask it every few seconds whether it is ready again, so the
+  // notice goes away by itself (screens load again on the next thing the person does).
+  useEffect(() => {
+    if (!serverAway) return;
+    const timer = setInterval(() => {
+      fetch('/readyz', { headers: { Accept: 'application/json' } }).then(
+        (r) => {
+          if (r.ok) setServerAway(false);
+        },
+        () => {},
+      );
+    }, 3000);
+    return () => clearInterval(timer);
+  }, [serverAway]);
 
   const signIn = useCallback(
     (next: AuthenticatedUser) => {
@@ -89,8 +118,8 @@ export function ConsoleProvider({
   );
 
   const value = useMemo(
-    () => ({ info, slots, user, api, signIn, signOut, endedReason, replaceUser }),
-    [info, slots, user, api, signIn, signOut, endedReason, replaceUser],
+    () => ({ info, slots, user, api, signIn, signOut, endedReason, replaceUser, serverAway }),
+    [info, slots, user, api, signIn, signOut, endedReason, replaceUser, serverAway],
   );
   return <ConsoleContext.Provider value={value}>{children}</ConsoleContext.Provider>;
 }

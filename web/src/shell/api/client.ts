@@ -20,13 +20,15 @@ export interface RawAnswer<T> {
 
 /**
  * The one HTTP client of the console. It adds the bearer token, builds paths from the call table and turns
- * every unsuccessful answer into an ApiError whose message a person can read.
+ * every unsuccessful answer into an ApiError whose message a person can read. Only a 401 ends the session; a 503
+ * (the server cannot reach its database) is reported through `onServerAway` and keeps the person signed in.
  */
 export class ApiClient {
   constructor(
     private readonly token: () => string | null,
     private readonly onSessionEnded: () => void,
     private readonly base = '',
+    private readonly onServerAway: (away: boolean) => void = () => {},
   ) {}
 
   async raw<T>(name: CallName, options: RequestOptions = {}): Promise<RawAnswer<T>> {
@@ -47,6 +49,8 @@ export class ApiClient {
       throw new NetworkError();
     }
     const body = await readBody(response);
+    if (response.status === 503) this.onServerAway(true);
+    else if (response.ok) this.onServerAway(false);
     if (!response.ok) {
       if (response.status === 401 && !options.allowUnauthorized && token) this.onSessionEnded();
       throw new ApiError(response.status, response.headers, body, options.context ?? '');

@@ -101,6 +101,8 @@ function describe(status: number, fields: string[], message: string | undefined,
       return `${what}the billing service did not answer. Try again in a moment.`;
     case 429:
       return `${what}too many attempts. Wait a little and try again.`;
+    case 503:
+      return `${what}the server cannot reach its database right now. You are still signed in; try again in a moment.`;
     case 501:
       return `${what}this feature is not available in this edition of Gatehouse.`;
     default:
