@@ -229,15 +229,15 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
       .getByRole('link')
       .allTextContents();
     expect(accountTabs).to.deep.equal(['Profile', 'Password & MFA']);
-    expect(await sidebar.getByRole('link', { name: 'Account' }).getAttribute('aria-current')).to.equal(
-      'page',
-    );
-    expect(await sidebar.getByRole('link', { name: 'Namespace' }).getAttribute('aria-current')).to.equal(
-      null,
-    );
+    expect(
+      await sidebar.getByRole('link', { name: 'Account', exact: true }).getAttribute('aria-current'),
+    ).to.equal('page');
+    expect(
+      await sidebar.getByRole('link', { name: 'Namespace', exact: true }).getAttribute('aria-current'),
+    ).to.equal(null);
     await expectAccessible(page, 'account settings');
 
-    await sidebar.getByRole('link', { name: 'Namespace' }).click();
+    await sidebar.getByRole('link', { name: 'Namespace', exact: true }).click();
     await page.getByRole('heading', { name: 'Namespace settings' }).waitFor();
     const namespaceTabs = await page
       .getByRole('navigation', { name: 'Namespace settings sections' })
@@ -250,9 +250,9 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
       .getByRole('link', { name: 'Members' })
       .click();
     await page.waitForURL(`${server.url}/settings/members`);
-    expect(await sidebar.getByRole('link', { name: 'Namespace' }).getAttribute('aria-current')).to.equal(
-      'page',
-    );
+    expect(
+      await sidebar.getByRole('link', { name: 'Namespace', exact: true }).getAttribute('aria-current'),
+    ).to.equal('page');
     await expectAccessible(page, 'namespace settings');
   });
 });

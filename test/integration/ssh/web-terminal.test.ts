@@ -267,6 +267,32 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
     expect(refused.length).to.be.at.least(attempts.length);
   });
 
+  it("a disabled account's token cannot open /ws/ssh, nor can a ticket it got before", async () => {
+    const created = await world.api('POST', '/api/admin/users', {
+      name: 'Bob',
+      username: 'bob',
+      email: 'bob@example.com',
+      password: 'bob-password-1',
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(200);
+    const added = await world.api('POST', `/api/namespaces/${world.owner.tenant}/members`, {
+      email: 'bob@example.com',
+      role: 'operator',
+    });
+    expect(added.status, JSON.stringify(added.body)).to.equal(200);
+    const bob = await world.server.login('bob', 'bob-password-1');
+    expect(bob.tenant).to.equal(world.owner.tenant);
+    const early = (await ticketFor(bob.token, world.target())).body.ticket as string;
+    expect(early).to.be.a('string');
+
+    const disabled = await world.api('PATCH', `/api/admin/users/${created.body.id}`, { disabled: true });
+    expect(disabled.status, JSON.stringify(disabled.body)).to.equal(200);
+    expect((await ticketFor(bob.token, world.target())).status).to.equal(401);
+    const stale = new WebTerminalClient(socketUrl({ ticket: early }));
+    await stale.closed;
+    expect(stale.httpStatus).to.equal(401);
+  });
+
   // Last: it changes the owner's password (and signs the owner in again for anything after it).
   it('a token revoked by a password change cannot open /ws/ssh, nor can a ticket issued before the change', async () => {
     const old = world.owner.token;
