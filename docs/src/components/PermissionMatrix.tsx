@@ -14,6 +14,8 @@ interface Callers {
   device: boolean;
   none: boolean;
   internal: boolean;
+  /** The data directory's local socket (the `gatehouse` command on the server's machine). */
+  local?: boolean;
 }
 interface Call {
   method: string;
@@ -23,6 +25,8 @@ interface Call {
   callers: Callers;
   role: string | null;
   roles: string[];
+  /** Instance administration: instance administrators only, whatever their namespace role. */
+  instanceAdmin?: boolean;
 }
 
 const editions = { community, enterprise, cloud } as Record<string, Call[]>;
@@ -34,6 +38,7 @@ const callerLabels: [keyof Callers, string][] = [
   ['device', 'device (agent) token'],
   ['none', 'no authentication'],
   ['internal', 'internal only'],
+  ['local', 'the gatehouse command (local socket)'],
 ];
 
 const keyOf = (call: Call) => `${call.method} ${call.path}`;
@@ -64,7 +69,7 @@ function rolesApply(callers: Callers): boolean {
 }
 
 function RoleCell({ call, role }: { call: Call; role: string }): ReactNode {
-  if (!rolesApply(call.callers)) return <td className={styles.role}>n/a</td>;
+  if (!rolesApply(call.callers) || call.instanceAdmin) return <td className={styles.role}>n/a</td>;
   const allowed = call.roles.includes(role);
   return (
     <td className={styles.role} data-allowed={allowed ? 'yes' : 'no'}>
@@ -85,7 +90,8 @@ export function PermissionMatrix(): ReactNode {
       <p>
         {calls.length} calls across the {editionNames.join(', ')} editions. A role column says whether a
         member with that role (or an API key with that role) may make the call; n/a means namespace roles do
-        not apply to it.
+        not apply to it. Instance administration calls are for instance administrators only, whatever their
+        role in a namespace.
       </p>
       {[...areas.entries()]
         .sort(([a], [b]) => a.localeCompare(b))
@@ -115,6 +121,7 @@ export function PermissionMatrix(): ReactNode {
                       {call.summary ? <span className={styles.summary}>{call.summary}</span> : null}
                     </td>
                     <td>
+                      {call.instanceAdmin ? 'instance administrators: ' : ''}
                       {callerLabels
                         .filter(([kind]) => call.callers[kind])
                         .map(([, label]) => label)
