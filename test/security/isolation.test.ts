@@ -10,6 +10,7 @@ import {
   markers,
   pathValues,
   type Schema,
+  SHARED_TAG,
   type Side,
   snapshot,
   type World,
@@ -20,7 +21,7 @@ interface Attempt {
   who: string;
   opts: ApiOptions;
   path: string;
-  /** The path names one of B's objects (its namespace, a device, a key...). */
+  /** The path names one of B's objects (its namespace, a device, a key...), or the body one of its ids. */
   aimed: boolean;
 }
 
@@ -54,9 +55,12 @@ describe('security: tenant isolation, every route x every role and API key x for
     for (const route of world.server.kernel.routes) {
       if (publicOnly(route) || internalOnly(route)) continue;
       const values = pathValues(route, b);
-      const aimed = Object.values(values).some((v) => foreign.has(v));
       const path = fill(route, values);
       const body = route.schema.body ? example(route.schema.body as Schema, 'body', b, true) : undefined;
+      // Aimed at B: its object in the path, or one of its ids in the body (tags and names are free text).
+      const text = JSON.stringify(body) ?? '';
+      const aimed =
+        Object.values(values).some((v) => foreign.has(v)) || markers(b).some((id) => text.includes(id));
       const callers: [string, ApiOptions][] = [];
       for (const role of roles) {
         if (route.auth.includes('user'))
@@ -149,6 +153,30 @@ describe('security: tenant isolation, every route x every role and API key x for
       }
     }
     expect(leaks).to.deep.equal([]);
+  });
+
+  it('acting on a tag name B also uses, in A, leaves B alone (every route that takes a tag)', async () => {
+    const { a, b, server } = world;
+    const owner = { token: a.team.tokens.owner };
+    const changed: string[] = [];
+    for (const route of server.kernel.routes.filter((r) => r.path.includes(':tag') && !publicOnly(r))) {
+      // A's device and rule carry the shared tag again before each call, so each call finds it.
+      await server.api('POST', `/api/devices/${a.device.uid}/tags`, { ...owner, body: { tag: SHARED_TAG } });
+      await server.api('PUT', `/api/firewall/rules/${a.rule}/tags`, {
+        ...owner,
+        body: { tags: [a.tag, SHARED_TAG] },
+      });
+      const body = route.schema.body
+        ? (example(route.schema.body as Schema, 'body', a, true) as Record<string, unknown>)
+        : undefined;
+      if (body && 'tag' in body) body.tag = 'renamed-shared';
+      const path = fill(route, { ...pathValues(route, a), tag: SHARED_TAG });
+      const res = await server.api(route.method, path, { ...owner, ...(body ? { body } : {}) });
+      if (res.status >= 500) changed.push(`${label(route)} -> ${res.status}`);
+      if (JSON.stringify(await snapshot(server, b)) !== JSON.stringify(initial))
+        changed.push(`${label(route)} (${res.status}) changed B's rows`);
+    }
+    expect(changed).to.deep.equal([]);
   });
 
   it('left every stored row of B as it was', async () => {

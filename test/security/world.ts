@@ -34,6 +34,9 @@ export interface World {
 
 let macs = 0;
 
+/** A tag name each side's device and firewall rule carry, besides a tag of its own. */
+export const SHARED_TAG = 'shared-tag';
+
 /** A device registered through the agent's own call, with a real key, accepted when `accept` is set. */
 export async function registerDevice(
   server: TestServer,
@@ -99,6 +102,11 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
   const tag = `${name}-tag`;
   const side = { tenant: team.tenant, ownerToken: owner };
   const device = await registerDevice(server, side, { accept: true, tag });
+  // A tag both namespaces use: renaming or deleting it in one must leave the other's alone.
+  await must(
+    'shared tag',
+    await server.api('POST', `/api/devices/${device.uid}/tags`, { token: owner, body: { tag: SHARED_TAG } }),
+  );
   const container = (await registerDevice(server, side, { platform: 'docker' })).uid;
   const pair = ssh2.utils.generateKeyPairSync('ed25519');
   const key = await must(
@@ -120,7 +128,7 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
       body: {
         action: 'deny',
         active: true,
-        filter: { tags: [tag] },
+        filter: { tags: [tag, SHARED_TAG] },
         priority: 7,
         source_ip: '.*',
         username: '.*',
@@ -168,8 +176,11 @@ export async function buildWorld(opts: { sides?: ('a' | 'b')[] } = {}): Promise<
   const sides = opts.sides ?? ['a', 'b'];
   const server = await startServer({ ssh: false });
   const admin = await server.setup();
-  const a = await buildSide(server, 'sec-a');
-  const b = sides.includes('b') ? await buildSide(server, 'sec-b') : (undefined as unknown as Side);
+  // The two sides are independent: built at once, their password hashes share the machine's cores.
+  const [a, b] = await Promise.all([
+    buildSide(server, 'sec-a'),
+    sides.includes('b') ? buildSide(server, 'sec-b') : (undefined as unknown as Side),
+  ]);
   return { server, admin, a, b };
 }
 
