@@ -59,14 +59,17 @@ interface Waiter {
 /**
  * The server's password hashing, bounded: at most `auth.hashConcurrency` hashes run at once (each takes a thread
  * and 32 MiB for about a quarter of a second) and at most `auth.hashQueue` wait for a slot; beyond that the call
- * answers 429 with `Retry-After` at once instead of making everyone slower. Waiting checks are served round-robin
- * by source, and a full queue sheds a waiter of the source with the most waiting, so a flood from one address
- * cannot starve the others.
+ * answers 429 with `Retry-After` at once instead of making everyone slower. One source never holds every slot (with
+ * two or more, one is always left to the others), waiting checks are served round-robin by source, and a full
+ * queue sheds a waiter of the source with the most waiting: a flood from one address cannot starve the others.
  */
 export class PasswordHashing {
   readonly concurrency: number;
   readonly queueLimit: number;
+  /** Most slots one source may hold at once. */
+  readonly perSource: number;
   private running = 0;
+  private readonly runningBy = new Map<string, number>();
   private waitingCount = 0;
   /** Waiters by source; the Map's order is the round-robin order (a source served goes to the back). */
   private readonly waiting = new Map<string, Waiter[]>();
@@ -75,6 +78,7 @@ export class PasswordHashing {
     const { hashConcurrency, hashQueue } = deps.config.auth;
     this.concurrency = hashConcurrency > 0 ? hashConcurrency : availableParallelism();
     this.queueLimit = hashQueue >= 0 ? hashQueue : 8 * this.concurrency;
+    this.perSource = Math.max(1, this.concurrency - 1);
   }
 
   hash(password: string, source = 'server'): Promise<string> {
@@ -96,12 +100,44 @@ export class PasswordHashing {
   }
 
   private async slot<T>(source: string, work: () => Promise<T>): Promise<T> {
-    if (this.running < this.concurrency) this.running++;
+    if (this.mayStart(source)) this.start(source);
     else await this.enqueue(source);
     try {
       return await work();
     } finally {
-      this.handOver();
+      this.finish(source);
+    }
+  }
+
+  private mayStart(source: string): boolean {
+    return this.running < this.concurrency && (this.runningBy.get(source) ?? 0) < this.perSource;
+  }
+
+  private start(source: string): void {
+    this.running++;
+    this.runningBy.set(source, (this.runningBy.get(source) ?? 0) + 1);
+  }
+
+  private finish(source: string): void {
+    this.running--;
+    const mine = (this.runningBy.get(source) ?? 1) - 1;
+    if (mine > 0) this.runningBy.set(source, mine);
+    else this.runningBy.delete(source);
+    this.dispatch();
+  }
+
+  /** Hands free slots to waiting sources in turn, skipping those that hold their share already. */
+  private dispatch(): void {
+    for (const source of [...this.waiting.keys()]) {
+      if (this.running >= this.concurrency) return;
+      if (!this.mayStart(source)) continue;
+      const q = this.waiting.get(source) as Waiter[];
+      const waiter = q.shift() as Waiter;
+      this.waiting.delete(source);
+      if (q.length) this.waiting.set(source, q);
+      this.waitingCount--;
+      this.start(source);
+      waiter.resolve();
     }
   }
 
@@ -122,21 +158,6 @@ export class PasswordHashing {
       this.waiting.set(source, q);
       this.waitingCount++;
     });
-  }
-
-  /** Gives a finished hash's slot to the next source in turn, or frees it. */
-  private handOver(): void {
-    const next = this.waiting.entries().next();
-    if (next.done) {
-      this.running--;
-      return;
-    }
-    const [source, q] = next.value;
-    const waiter = q.shift() as Waiter;
-    this.waiting.delete(source);
-    if (q.length) this.waiting.set(source, q);
-    this.waitingCount--;
-    waiter.resolve();
   }
 }
 

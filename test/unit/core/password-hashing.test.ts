@@ -41,6 +41,23 @@ describe('core: bounded password hashing', function () {
     expect(done).to.deep.equal(['a5:429', 'a4:429', 'a1', 'a2', 'b1', 'a3']);
   });
 
+  it('leaves one of two slots to other sources while one source floods', async () => {
+    const h = hashing(2, 8);
+    const stored = await h.hash('secret');
+    const flood = Array.from({ length: 4 }, () => h.verify('wrong', stored, 'flooder'));
+    expect(h.load, 'one slot for the flooder, the rest of its checks wait').to.deep.equal({
+      running: 1,
+      waiting: 3,
+    });
+    const real = h.verify('secret', stored, 'real user');
+    expect(h.load, 'the other slot is free for another source at once').to.deep.equal({
+      running: 2,
+      waiting: 3,
+    });
+    expect(await real).to.equal(true);
+    expect(await Promise.all(flood)).to.deep.equal([false, false, false, false]);
+  });
+
   it('defaults to one slot per core and eight waiting per slot', () => {
     const h = hashing(0, -1);
     expect(h.concurrency).to.be.at.least(1);
