@@ -172,9 +172,9 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
  * The world the security files share: one server (no SSH listener), the first-run admin, and two namespaces A and B
  * built alike, so every call can be aimed from A at B's objects.
  */
-export async function buildWorld(opts: { sides?: ('a' | 'b')[] } = {}): Promise<World> {
+export async function buildWorld(opts: { sides?: ('a' | 'b')[]; edition?: string } = {}): Promise<World> {
   const sides = opts.sides ?? ['a', 'b'];
-  const server = await startServer({ ssh: false });
+  const server = await startServer({ ssh: false, ...(opts.edition ? { edition: opts.edition } : {}) });
   const admin = await server.setup();
   // The two sides are independent: built at once, their password hashes share the machine's cores.
   const [a, b] = await Promise.all([
