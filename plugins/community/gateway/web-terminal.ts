@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '@gatehouse/core';
+import { type Logger, Unauthorized, type UserCaller } from '@gatehouse/core';
 import type ssh2 from 'ssh2';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { md5Fingerprint } from '../sshkeys/fingerprint';
@@ -33,10 +33,12 @@ function size(value: string | null, fallback: number): number {
   return Number.isInteger(n) && n >= 1 && n <= 1000 ? n : fallback;
 }
 
+const REASONS: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
+
 function refuse(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ message });
   socket.end(
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nContent-Type: application/json\r\n` +
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -73,18 +75,30 @@ export class WebTerminal {
   readonly upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://gateway');
     if (url.pathname !== WEB_TERMINAL_PATH) return false;
-    const grant = await this.deps.tickets().redeem(url.searchParams.get('ticket') ?? '');
+    // A store or cache that cannot answer is the server's trouble, not a bad sign-in: 503, as REST calls answer.
+    const unavailable = () => {
+      refuse(socket, 503, 'the server cannot reach its store right now; try again shortly');
+      return true;
+    };
+    let grant: Awaited<ReturnType<TerminalTickets['redeem']>>;
+    try {
+      grant = await this.deps.tickets().redeem(url.searchParams.get('ticket') ?? '');
+    } catch {
+      return unavailable();
+    }
     if (!grant) {
       refuse(socket, 401, 'missing, used or expired ticket; POST /api/terminal/tickets gives one');
       return true;
     }
     // The ticket stands for the token it was issued to: a password change or a disabled account since then voids
     // it, exactly as it voids the token on REST calls.
-    const caller = await this.deps
-      .users()
-      .callerFor({ kind: 'user', sub: grant.sub, tenant: grant.tenant, pwd: grant.issued })
-      .catch(() => undefined);
-    if (!caller) {
+    let caller: UserCaller;
+    try {
+      caller = await this.deps
+        .users()
+        .callerFor({ kind: 'user', sub: grant.sub, tenant: grant.tenant, pwd: grant.issued });
+    } catch (err) {
+      if (!(err instanceof Unauthorized)) return unavailable();
       refuse(socket, 401, 'the sign-in behind this ticket is no longer valid');
       return true;
     }

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import pg from 'pg';
 import { WebSocket } from 'ws';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
 
@@ -316,5 +317,31 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
     await fresh.waitFor(/[#$] $/);
     fresh.ws.close();
     await fresh.closed;
+  });
+
+  // After the others: it takes the database away for a moment.
+  it('answers 503, not 401, when the store cannot say whether the ticket is still good', async function () {
+    const databaseUrl = world.server.databaseUrl;
+    if (!databaseUrl) return this.skip(); // the embedded store cannot be taken away from outside
+    const name = new URL(databaseUrl).pathname.slice(1);
+    const admin = async (sql: string, params: unknown[] = []) => {
+      const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(sql, params);
+      } finally {
+        await client.end();
+      }
+    };
+    const ticket = (await ticketFor(world.owner.token, world.target())).body.ticket as string;
+    await admin(`alter database ${name} allow_connections false`);
+    try {
+      await admin('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+      const client = new WebTerminalClient(socketUrl({ ticket }));
+      await client.closed;
+      expect(client.httpStatus).to.equal(503);
+    } finally {
+      await admin(`alter database ${name} allow_connections true`);
+    }
   });
 });
