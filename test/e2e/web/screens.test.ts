@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { eventually } from '../../integration/devices/agent-process';
-import { expectAccessible } from './support/browser';
+import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
+import { startConsoleServer } from './support/console-server';
 import { DEVICE_PASSWORD, DeviceWorld } from './support/device-world';
 import { sshThroughGateway } from './support/ssh';
 
@@ -12,11 +13,11 @@ import { sshThroughGateway } from './support/ssh';
 // reached, and axe finds no serious or critical violation in either theme. The list of screens is read from the
 // community web module's own page and settings-tab tables, so a new screen without a visit here fails this test.
 
-const webModule = readFileSync(
-  fileURLToPath(new URL('../../../plugins/community/web/index.ts', import.meta.url)),
-  'utf8',
-);
-const pagePaths = [...webModule.matchAll(/path: '([^']+)'/g)].map((m) => m[1] as string);
+const moduleSource = (edition: string) =>
+  readFileSync(fileURLToPath(new URL(`../../../plugins/${edition}/web/index.ts`, import.meta.url)), 'utf8');
+const pathsOf = (source: string) => [...source.matchAll(/path: '([^']+)'/g)].map((m) => m[1] as string);
+const webModule = moduleSource('community');
+const pagePaths = pathsOf(webModule);
 const settingsTabs = [...webModule.matchAll(/id: '([^']+)',\s*label:/g)].map((m) => m[1] as string);
 
 /** Elements that stick out of the screen sideways without a scrolling frame of their own that fits. */
@@ -196,3 +197,37 @@ describe('web console: every screen at 1280 and 390 px, never wider than the scr
     }
   });
 });
+
+// The screens the other editions add, in their own servers (their modules load only where the edition runs).
+for (const edition of ['enterprise', 'cloud']) {
+  describe(`web console, ${edition} edition: its own screens at 1280 and 390 px`, function () {
+    this.timeout(180_000);
+    it(`fits ${pathsOf(moduleSource(edition)).join(', ')} and passes axe`, async () => {
+      const [server, browser] = await Promise.all([startConsoleServer({ edition }), launchBrowser()]);
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        await completeSetup(page, server.setupUrl);
+        await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+        const problems: string[] = [];
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: width > 800 ? 900 : 844 });
+          for (const path of pathsOf(moduleSource(edition))) {
+            await page.goto(`${server.url}${path}`);
+            await page.locator('main h1, main [role="alert"]').first().waitFor({ timeout: 15_000 });
+            await page
+              .locator('.loading')
+              .first()
+              .waitFor({ state: 'detached', timeout: 10_000 })
+              .catch(() => undefined);
+            for (const o of await overflowing(page)) problems.push(`${path} at ${width} px: ${o}`);
+            await expectAccessible(page, `${edition} ${path} at ${width} px`);
+          }
+        }
+        expect(problems, problems.join('\n')).to.deep.equal([]);
+      } finally {
+        await browser.close();
+        await server.stop();
+      }
+    });
+  });
+}
