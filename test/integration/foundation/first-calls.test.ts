@@ -77,7 +77,10 @@ describe('first calls: info, setup, login, current user', () => {
       'role',
       'mfa',
       'max_namespaces',
+      'admin',
     ]);
+    // The setup user is the instance administrator; the flag is Gatehouse's one addition to SPEC's result.
+    expect(byName.admin).to.equal(true);
     const byEmail = await server.login(winner.email.toUpperCase(), defaultUser.password);
     expect(byEmail.id).to.equal(byName.id);
 
