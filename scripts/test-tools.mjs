@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The suites drive real programs: Debian's Chromium (console and docs), the OpenSSH client, server and SFTP server,
-// sshpass (password prompts), and sudo and curl (the agent's documented install command). This checks they are
-// present and, on Debian as root, installs what is missing from Debian's own packages; elsewhere it names the
-// packages to install and stops.
+// sshpass (password prompts), sudo and curl (the agent's documented install command), and ssh-audit (the gateway's
+// algorithms, test/security). This checks they are present and, on Debian as root, installs what is missing from
+// Debian's own packages; elsewhere it names the packages to install and stops.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -18,6 +18,7 @@ const tools = [
   { path: '/usr/bin/sudo', pkg: 'sudo' },
   { path: '/usr/bin/curl', pkg: 'curl' },
   { path: '/usr/bin/setpriv', pkg: 'util-linux' },
+  { path: '/usr/bin/ssh-audit', pkg: 'ssh-audit' },
 ];
 
 const missing = [...new Set(tools.filter((t) => !existsSync(t.path)).map((t) => t.pkg))];

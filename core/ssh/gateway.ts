@@ -9,20 +9,24 @@ import { parseSshId } from './sshid';
 import { StartupLimits } from './startups';
 
 /**
- * Modern algorithms only. ssh2 adds the strict key exchange marker (Terrapin, CVE-2023-48795) whenever the client
- * offers it.
+ * What the gateway offers: only algorithms ssh-audit passes without a failure or a warning (checked in
+ * test/security/ssh-audit.test.ts): Curve25519 key exchange (no NIST curves), AEAD and CTR ciphers, and
+ * encrypt-then-MAC HMACs only (no encrypt-and-MAC). ssh2 adds the strict key exchange marker
+ * (kex-strict-s-v00@openssh.com, against Terrapin, CVE-2023-48795) to every key exchange offer, and strict mode
+ * holds with every client that offers it too (OpenSSH 9.6 and later).
  */
 export const gatewayAlgorithms: Algorithms = {
-  kex: ['curve25519-sha256', 'curve25519-sha256@libssh.org', 'ecdh-sha2-nistp256', 'ecdh-sha2-nistp384'],
+  kex: ['curve25519-sha256', 'curve25519-sha256@libssh.org'],
   cipher: [
     'chacha20-poly1305@openssh.com',
-    'aes128-gcm@openssh.com',
     'aes256-gcm@openssh.com',
-    'aes128-ctr',
+    'aes128-gcm@openssh.com',
     'aes256-ctr',
+    'aes192-ctr',
+    'aes128-ctr',
   ],
-  serverHostKey: ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'rsa-sha2-512', 'rsa-sha2-256'],
-  hmac: ['hmac-sha2-256-etm@openssh.com', 'hmac-sha2-512-etm@openssh.com', 'hmac-sha2-256', 'hmac-sha2-512'],
+  serverHostKey: ['ssh-ed25519', 'rsa-sha2-512', 'rsa-sha2-256'],
+  hmac: ['hmac-sha2-256-etm@openssh.com', 'hmac-sha2-512-etm@openssh.com'],
   compress: ['none'],
 };
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
 import ssh2 from 'ssh2';
-import { AgentProcess, DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
+import { type AgentProcess, DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
 import { ServerProcess } from '../support/process-server';
 
 interface Attempt {
@@ -65,34 +65,7 @@ describe('security: an SSH attempt never ends the server', function () {
     const ns = await server.api('GET', `/api/namespaces/${owner.tenant}`, { token: owner.token });
     namespace = ns.body.name;
     keyDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-admission-'));
-    agent = new AgentProcess({
-      GATEHOUSE_SERVER_ADDRESS: server.url,
-      GATEHOUSE_TENANT_ID: owner.tenant,
-      GATEHOUSE_PRIVATE_KEY: path.join(keyDir, 'sturdy.key'),
-      GATEHOUSE_PREFERRED_HOSTNAME: 'sturdy',
-      GATEHOUSE_PREFERRED_IDENTITY: '02:00:00:00:11:01',
-      GATEHOUSE_KEEPALIVE_INTERVAL: '1',
-      GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
-    });
-    // An agent inside a container registers as a container: look in both lists.
-    let uid: string | undefined;
-    let kind = 'devices';
-    for (let i = 0; i < 200 && !uid; i++) {
-      for (const k of ['devices', 'containers']) {
-        const list = await server.api('GET', `/api/${k}?status=pending`, { token: owner.token });
-        const found = (list.body as { uid: string; name: string }[]).find((d) => d.name === 'sturdy');
-        if (found) [uid, kind] = [found.uid, k];
-      }
-      if (!uid) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(uid, 'the agent registered').to.be.a('string');
-    const accepted = await server.api('PATCH', `/api/${kind}/${uid}/accept`, { token: owner.token });
-    expect(accepted.status).to.equal(200);
-    for (let i = 0; i < 200; i++) {
-      const d = await server.api('GET', `/api/${kind}/${uid}`, { token: owner.token });
-      if (d.body.online) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    ({ agent } = await server.acceptedAgent(owner, 'sturdy', '02:00:00:00:11:01', keyDir));
     await reachable();
   });
   after(async () => {
@@ -128,6 +101,16 @@ describe('security: an SSH attempt never ends the server', function () {
       await healthy();
     }
     await reachable();
+  });
+
+  it('echoes no terminal escape sequence of a refused user name', async () => {
+    // Clear the screen, retitle the window, and an 8-bit CSI: none may reach the terminal that prints the refusal.
+    const name = `root\u001b[2J\u001b]0;owned\u0007\u009b31m@${namespace}`;
+    const res = await attempt(server.sshPort, name);
+    expect(res.banner).to.contain('is not a device address');
+    for (const control of ['\u001b', '\u0007', '\u009b']) expect(res.banner).to.not.contain(control);
+    expect(res.banner).to.contain('root?[2J?]0;owned??31m');
+    await healthy();
   });
 
   it('answers an attempt while the store is unreachable with a message, and recovers with the store', async function () {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { AgentProcess, DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
 import { dropDatabase, freshDatabase, type LoginAnswer } from './server';
 
 const BIN = path.resolve('bin/gatehouse.js');
@@ -54,6 +55,7 @@ export class ServerProcess {
   /** Starts the process (again, after a stop or kill: same store, same ports) and waits until it answers. */
   async spawn(): Promise<void> {
     this.exitCode = undefined;
+    const from = this.lines.length;
     this.child = spawn(process.execPath, [BIN, 'serve'], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -85,10 +87,13 @@ export class ServerProcess {
     for (let i = 0; i < 600; i++) {
       if (!this.alive)
         throw new Error(`gatehouse serve exited at start:\n${this.lines.slice(-20).join('\n')}`);
-      if (this.lines.some((l) => l.includes('"msg":"ready"'))) break;
+      if (this.lines.slice(from).some((l) => l.includes('"msg":"ready"'))) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const setup = this.lines.map((l) => /\/setup\?sign=[A-Za-z0-9_-]+/.exec(l)?.[0]).find(Boolean);
+    const setup = this.lines
+      .slice(from)
+      .map((l) => /\/setup\?sign=[A-Za-z0-9_-]+/.exec(l)?.[0])
+      .find(Boolean);
     if (setup) this.setupPath = `/api${setup}`;
   }
 
@@ -126,6 +131,41 @@ export class ServerProcess {
     return login.body as LoginAnswer;
   }
 
+  /**
+   * A real agent registered into the owner's namespace, accepted and online (an agent in a container lists under
+   * containers, so both lists are looked at). Its device password is DEVICE_PASSWORD.
+   */
+  async acceptedAgent(owner: LoginAnswer, name: string, mac: string, keyDir: string): Promise<AcceptedAgent> {
+    const agent = new AgentProcess({
+      GATEHOUSE_SERVER_ADDRESS: this.url,
+      GATEHOUSE_TENANT_ID: owner.tenant,
+      GATEHOUSE_PRIVATE_KEY: path.join(keyDir, `${name}.key`),
+      GATEHOUSE_PREFERRED_HOSTNAME: name,
+      GATEHOUSE_PREFERRED_IDENTITY: mac,
+      GATEHOUSE_KEEPALIVE_INTERVAL: '1',
+      GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
+    });
+    let uid: string | undefined;
+    let kind = 'devices';
+    for (let i = 0; i < 200 && !uid; i++) {
+      for (const k of ['devices', 'containers']) {
+        const list = await this.api('GET', `/api/${k}?status=pending`, { token: owner.token });
+        const found = (list.body as { uid: string; name: string }[]).find((d) => d.name === name);
+        if (found) [uid, kind] = [found.uid, k];
+      }
+      if (!uid) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!uid) throw new Error(`the agent ${name} never registered`);
+    const accepted = await this.api('PATCH', `/api/${kind}/${uid}/accept`, { token: owner.token });
+    if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
+    for (let i = 0; i < 200; i++) {
+      const d = await this.api('GET', `/api/${kind}/${uid}`, { token: owner.token });
+      if (d.body.online) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { agent, uid, kind };
+  }
+
   /** Log lines (parsed) whose message contains `text`. */
   logged(text: string): Record<string, unknown>[] {
     return this.lines
@@ -149,4 +189,10 @@ export class ServerProcess {
     await dropDatabase(this.databaseUrl);
     rmSync(this.dataDir, { recursive: true, force: true });
   }
+}
+
+export interface AcceptedAgent {
+  agent: AgentProcess;
+  uid: string;
+  kind: string;
 }

@@ -48,6 +48,8 @@ export interface AdmissionDeps {
   firewall: FirewallService;
   sessions: SessionService;
   log: Logger;
+  /** This gateway instance, written on the sessions it carries (LiveSessions.instance). */
+  instance: string;
   /** Whether a refused attempt from this source may still be kept as a session row (per-minute budget). */
   keepRefusal(tenantId: string, ip: string): Promise<boolean>;
 }
@@ -91,7 +93,14 @@ export async function admit(
   const journal = new SessionJournal(
     deps.sessions,
     device.tenant_id,
-    { deviceUid: device.uid, username: target.user, ip: attempt.ip, type: attempt.type, recorded: false },
+    {
+      deviceUid: device.uid,
+      username: target.user,
+      ip: attempt.ip,
+      type: attempt.type,
+      recorded: false,
+      instance: deps.instance,
+    },
     deps.log,
   );
   const refuse = async (reason: string, message: string): Promise<Admission> => {

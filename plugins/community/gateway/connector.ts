@@ -68,6 +68,7 @@ export class GatewayService implements GatewayConnector {
       firewall: deps.firewall,
       sessions: deps.sessions,
       log: this.log,
+      instance: deps.liveSessions.instance,
       keepRefusal: async (tenantId, ip) => {
         const budget = deps.config.ssh.refusedSessionsPerMinute;
         if (budget === 0) return false;

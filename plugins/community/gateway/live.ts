@@ -1,4 +1,7 @@
-import type { Cache, Logger } from '@gatehouse/core';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Cache, Config, Logger } from '@gatehouse/core';
 import { LIVE_WINDOW_SECONDS, type LiveSessionCloser, type SessionService } from '../sessions/service';
 
 /**
@@ -7,6 +10,30 @@ import { LIVE_WINDOW_SECONDS, type LiveSessionCloser, type SessionService } from
  */
 const HEARTBEAT_SECONDS = 60;
 const STALE_SECONDS = LIVE_WINDOW_SECONDS;
+/** How often an instance says it is alive, and how long that word holds. */
+const ALIVE_SECONDS = 20;
+const ALIVE_TTL_SECONDS = 60;
+const ALIVE_KEY = (instance: string) => `gateway:alive:${instance}`;
+const INSTANCE_FILE = 'gateway-instance';
+
+/**
+ * The name this server's gateway writes on the sessions it carries: kept in the data directory, so the same
+ * server started again after a crash knows the sessions it left open (each instance of a scale-out has its own
+ * data directory, and so its own name).
+ */
+export function gatewayInstance(dataDir: string): string {
+  const file = path.join(dataDir, INSTANCE_FILE);
+  try {
+    const id = readFileSync(file, 'utf8').trim();
+    if (/^[0-9a-f]{32}$/.test(id)) return id;
+  } catch {
+    // First start: made below.
+  }
+  const id = randomBytes(16).toString('hex');
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, `${id}\n`, { mode: 0o600 });
+  return id;
+}
 
 /** Where a close call is announced to every server, for the one carrying the session. */
 const CLOSE_CHANNEL = 'sessions:close';
@@ -23,24 +50,57 @@ export class LiveSessions implements LiveSessionCloser {
   private readonly cache: Cache;
   private readonly sessions: () => SessionService;
   private timer: NodeJS.Timeout | undefined;
+  private aliveTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
+  /** This gateway instance (see gatewayInstance). */
+  readonly instance: string;
 
   constructor(deps: {
     log: Logger;
     cache: Cache;
+    config: Config;
     kernel: { container: { resolve(name: 'sessions'): SessionService } };
   }) {
     this.log = deps.log;
     this.cache = deps.cache;
+    this.instance = gatewayInstance(deps.config.dataDir);
     // Resolved late: the sessions service itself depends on this registry.
     this.sessions = () => deps.kernel.container.resolve('sessions');
   }
 
-  /** Starts hearing close calls answered by other servers (at boot, before the gateway takes connections). */
+  /**
+   * At boot, before the gateway takes connections: says this instance is alive, closes the sessions nobody carries
+   * any more (its own from before a crash, and those of instances that stopped saying they are alive), and starts
+   * hearing close calls answered by other servers.
+   */
   async listen(): Promise<void> {
+    await this.sayAlive();
+    const closed = await this.sessions().closeOrphans(this.instance, (other) => this.isAlive(other));
+    if (closed > 0) this.log.info({ closed }, 'closed sessions left open by a gateway that is gone');
+    this.aliveTimer ??= setInterval(() => void this.vouch(), ALIVE_SECONDS * 1000).unref();
     this.unsubscribe ??= await this.cache.subscribe(CLOSE_CHANNEL, (uid) => {
       this.end(uid);
     });
+  }
+
+  private async sayAlive(): Promise<void> {
+    await this.cache.set(ALIVE_KEY(this.instance), String(Date.now()), ALIVE_TTL_SECONDS);
+  }
+
+  private async isAlive(instance: string): Promise<boolean> {
+    return (await this.cache.get(ALIVE_KEY(instance))) !== null;
+  }
+
+  /** Every few seconds: still alive, and the sessions of instances that are not are closed. */
+  private async vouch(): Promise<void> {
+    try {
+      await this.sayAlive();
+      await this.sessions().closeOrphans(null, (other) =>
+        other === this.instance ? Promise.resolve(true) : this.isAlive(other),
+      );
+    } catch (err) {
+      this.log.warn({ err }, 'gateway instance heartbeat failed');
+    }
   }
 
   add(uid: string, end: () => void): void {
@@ -78,8 +138,11 @@ export class LiveSessions implements LiveSessionCloser {
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.aliveTimer) clearInterval(this.aliveTimer);
+    // A clean stop closes its sessions below; the others need not wait for the word to lapse.
+    await this.cache.del(ALIVE_KEY(this.instance)).catch(() => {});
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = undefined;
     unsubscribe?.().catch((err: unknown) => this.log.warn({ err }, 'could not stop hearing close calls'));

@@ -94,6 +94,8 @@ export interface NewSession {
   recorded: boolean;
   /** Chosen by the caller when it must know the uid before the row is written (the gateway's journal). */
   uid?: string;
+  /** The gateway instance carrying the session (LiveSessions.instance). */
+  instance?: string;
 }
 
 /** Ends live sessions on this instance (the gateway fills it in); answers whether it knew the session. */
@@ -185,6 +187,7 @@ export class SessionService {
       ip_address: s.ip,
       type: s.type,
       recorded: s.recorded,
+      ...(s.instance ? { instance: s.instance } : {}),
     });
     return uid;
   }
@@ -246,6 +249,26 @@ export class SessionService {
       .where({ uid })
       .whereNull('closed_at')
       .update({ closed_at: new Date(), last_seen: new Date() });
+  }
+
+  /**
+   * Closes the open sessions that no running gateway carries: those of `self` when given (this instance just
+   * started, so the ones on record are its predecessor's, left by a crash) and those of instances that are not
+   * alive. Answers how many were closed.
+   */
+  async closeOrphans(self: string | null, alive: (instance: string) => Promise<boolean>): Promise<number> {
+    const others = (await this.db('sessions')
+      .whereNull('closed_at')
+      .whereNotNull('instance')
+      .whereNot('instance', self ?? '')
+      .distinct('instance')) as { instance: string }[];
+    const gone = self ? [self] : [];
+    for (const { instance } of others) if (!(await alive(instance))) gone.push(instance);
+    if (gone.length === 0) return 0;
+    return this.db('sessions')
+      .whereNull('closed_at')
+      .whereIn('instance', gone)
+      .update({ closed_at: this.db.fn.now() });
   }
 
   /** Sessions whose gateway stopped vouching for them (a crashed instance) are closed after `seconds`. */
