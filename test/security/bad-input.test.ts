@@ -19,7 +19,7 @@ describe('security: bad input is 400 naming the field, never a 500', function ()
   const owner = () => ({ token: world.a.team.tokens.owner });
 
   before(async () => {
-    world = await buildWorld();
+    world = await buildWorld({ sides: ['a'] });
   });
   after(async () => {
     await world?.server.stop();

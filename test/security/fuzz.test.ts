@@ -151,8 +151,8 @@ interface Sent extends Request {
 /**
  * The fuzzer: from the OpenAPI documents the server publishes (community and cloud), every operation gets requests
  * in which one part at a time is hostile (each path parameter, each query parameter, each body field at every
- * depth, the whole body, the content type), the rest kept well-formed, sent as the namespace owner and without
- * credentials. Nothing may answer 5xx (beyond a status the document declares, SAML's 501), nothing may hang, every
+ * depth, the whole body, the content type), the rest kept well-formed, sent as the namespace owner (and as its
+ * device where a call takes a device token too) and without credentials. Nothing may answer 5xx (beyond a status the document declares, SAML's 501), nothing may hang, every
  * 400 is the JSON array of field names and every other refusal the one `{ message }` body. A new route is in the
  * documents, so it is fuzzed without a line here (one only the cloud document lists, on a cloud server started for
  * it). Counts go to stdout.
@@ -272,6 +272,9 @@ describe('security: fuzzing every operation of the OpenAPI documents', function 
           all.push({ ...r, opts: { ...r.opts, ...credentials(op, side) }, what: `owner: ${r.what}` });
         if (publicOnly || r.part === 'whole' || r.part === 'path')
           all.push({ ...r, what: `anonymous: ${r.what}` });
+        // A call agents make as well as users: the device's own path through the handler gets every request too.
+        if (op.auth.includes('device') && (op.auth.includes('user') || op.auth.includes('apiKey')))
+          all.push({ ...r, opts: { ...r.opts, token: side.device.token }, what: `device: ${r.what}` });
       }
     }
     return all;
