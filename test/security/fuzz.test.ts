@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ApiAnswer, ApiOptions, TestServer } from '../support/server';
-import { histogram, type Request } from './lib';
+import { apiAt, histogram, type Request } from './lib';
 import { buildWorld, example, fill, pathValues, type Schema, type Side, type World } from './world';
 
 interface Parameter {
@@ -144,6 +144,8 @@ function order(ops: Operation[]): Operation[] {
 interface Sent extends Request {
   op: Operation;
   what: string;
+  /** Sent to the internal listener. */
+  internal?: boolean;
   /** Which part of the request is hostile. */
   part: 'whole' | 'path' | 'query' | 'field' | 'method';
 }
@@ -263,7 +265,12 @@ describe('security: fuzzing every operation of the OpenAPI documents', function 
       }
     }
     for (const op of ops) {
-      if (op.auth.every((k) => k === 'internal')) continue;
+      // Calls only other instances make are served on the internal listener: fuzzed there, as such a caller.
+      if (op.auth.every((k) => k === 'internal')) {
+        for (const r of requestsFor(op, side))
+          all.push({ ...r, internal: true, what: `internal: ${r.what}` });
+        continue;
+      }
       const publicOnly = op.auth.every((k) => k === 'none');
       for (const r of requestsFor(op, side)) {
         // A public call ignores credentials: one anonymous request says it all. A call that needs them gets every
@@ -400,18 +407,22 @@ async function sendTimed(
   width: number,
 ): Promise<void> {
   let next = 0;
+  const internal = apiAt(server.kernel.internalUrl);
   const worker = async () => {
     while (next < requests.length) {
       const sent = requests[next++] as Sent;
+      const api = sent.internal ? internal : server.api;
       let timer: NodeJS.Timeout | undefined;
       const hang = new Promise<{ status: number; body: unknown; error: string }>((resolve) => {
         timer = setTimeout(() => resolve({ status: 0, body: undefined, error: 'no answer in 30 s' }), 30_000);
       });
       const t0 = Date.now();
       const res = await Promise.race([
-        server
-          .api(sent.method, sent.path, sent.opts)
-          .catch((e: Error) => ({ status: 0, body: undefined, error: String(e.cause ?? e) })),
+        api(sent.method, sent.path, sent.opts).catch((e: Error) => ({
+          status: 0,
+          body: undefined,
+          error: String(e.cause ?? e),
+        })),
         hang,
       ]);
       clearTimeout(timer);

@@ -14,6 +14,8 @@ export interface Request {
   method: string;
   path: string;
   opts?: ApiOptions;
+  /** Another listener to send it to (see apiAt); the public one by default. */
+  via?: TestServer['api'];
 }
 
 /**
@@ -27,7 +29,7 @@ export async function sendAll(server: TestServer, requests: Request[], width = 8
     while (next < requests.length) {
       const i = next++;
       const q = requests[i] as Request;
-      answers[i] = await server.api(q.method, q.path, q.opts);
+      answers[i] = await (q.via ?? server.api)(q.method, q.path, q.opts);
     }
   };
   await Promise.all(Array.from({ length: Math.min(width, requests.length) }, worker));
@@ -39,4 +41,27 @@ export function histogram(answers: { status: number }[]): Record<string, number>
   const h: Record<string, number> = {};
   for (const a of answers) h[a.status] = (h[a.status] ?? 0) + 1;
   return h;
+}
+
+/**
+ * `server.api`, aimed at another listener of the same server: the internal one (`kernel.internalUrl`), where the
+ * calls other instances make are served.
+ */
+export function apiAt(base: string): TestServer['api'] {
+  return async (method, p, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    if (o.apiKey) headers['x-api-key'] = o.apiKey;
+    const body = o.raw !== undefined ? o.raw : o.body !== undefined ? JSON.stringify(o.body) : undefined;
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(base + p, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  };
 }
