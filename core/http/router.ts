@@ -118,7 +118,7 @@ function validate(fn: ValidateFunction | undefined, value: unknown, where: strin
 /** Field names from ajv errors: the missing property, else the first segment of the path. */
 export function fieldsOf(errors: ErrorObject[], where = 'body'): string[] {
   const names = new Set<string>();
-  for (const e of errors) {
+  for (const e of closestBranches(errors)) {
     const params = e.params as { missingProperty?: string; additionalProperty?: string };
     const path = e.instancePath.split('/').filter(Boolean);
     const name = params.missingProperty
@@ -129,6 +129,29 @@ export function fieldsOf(errors: ErrorObject[], where = 'body'): string[] {
     names.add(name || where);
   }
   return [...names];
+}
+
+/**
+ * Of the errors ajv gives for a value no branch of an `anyOf` takes, only those of the branch it came closest to
+ * (fewest errors): `{ "filter": { "hostname": ".*", "extra": 1 } }` is `filter.extra`, not also every field of
+ * the tags branch it was never meant as.
+ */
+function closestBranches(errors: ErrorObject[]): ErrorObject[] {
+  const dropped = new Set<ErrorObject>();
+  for (const union of errors.filter((e) => e.keyword === 'anyOf')) {
+    const prefix = `${union.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of errors) {
+      if (!e.schemaPath.startsWith(prefix)) continue;
+      const branch = e.schemaPath.slice(prefix.length).split('/')[0] as string;
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const ranked = [...branches.values()].sort((x, y) => x.length - y.length);
+    const [closest, ...others] = ranked;
+    for (const list of others) for (const e of list) dropped.add(e);
+    if (closest?.length) dropped.add(union);
+  }
+  return errors.filter((e) => !dropped.has(e));
 }
 
 async function authenticate(
