@@ -221,6 +221,16 @@ describe('security: fuzzing every operation of the OpenAPI documents', function 
         if (param.in === 'path') add('path', what, path({ [param.name]: raw }) + query(), wellFormed);
         else add('query', what, path() + query({ [param.name]: raw }), wellFormed);
       }
+      if (param.in === 'query') {
+        // Given twice, a parameter arrives as a list.
+        const twice = `${param.name}=1&${param.name}=2`;
+        add(
+          'query',
+          `query ${param.name} twice`,
+          `${path()}${query() ? `${query()}&` : '?'}${twice}`,
+          wellFormed,
+        );
+      }
     }
     const stray = '__proto__=1&constructor%5Bprototype%5D=x&a%5B%5D=1&a%5B%5D=2';
     add('query', 'stray query', `${path()}${query() ? `${query()}&` : '?'}${stray}`, wellFormed);
