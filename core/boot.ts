@@ -23,6 +23,7 @@ import { openapiDocument } from './openapi';
 import { operationsRouter } from './operations';
 import type { BootContext, InstanceFeatures, PluginManifest } from './plugin';
 import { pluginLoaders } from './plugins';
+import { type SealedColumn, SecretBox, SYSTEM_KEYS } from './secrets';
 import { SshGateway } from './ssh/gateway';
 import { SshPenalties } from './ssh/penalties';
 import { isEmbedded, openDatabase } from './store/db';
@@ -81,6 +82,9 @@ export class Kernel {
   private lock: StoreLock | undefined;
   private cache: Cache | undefined;
   private health: StoreHealth | undefined;
+  private secrets: SecretBox | undefined;
+  /** Columns whose values are sealed with the operator's key: core's instance keys and what plugins declare. */
+  readonly sealedColumns: SealedColumn[] = [SYSTEM_KEYS];
   private started = false;
 
   private constructor(
@@ -175,6 +179,9 @@ export class Kernel {
       middleware: (mw) => this.early.push(mw),
       resolvers: (r) => Object.assign(this.resolvers, r),
       resolve: (name) => this.container.resolve(name),
+      sealed: (column) => {
+        this.sealedColumns.push(column);
+      },
     });
   }
 
@@ -225,16 +232,43 @@ export class Kernel {
         }
       }
     });
-    const keys = await this.timed('keys', () => loadInstanceKeys(db));
+    let secrets: SecretBox;
+    let keys: Awaited<ReturnType<typeof loadInstanceKeys>>;
+    try {
+      secrets = await this.timed('secrets', async () => {
+        const box = await SecretBox.open(this.config, db, this.log.child({ part: 'secrets' }));
+        // Values written before secrets were encrypted are sealed now (once; later starts find none).
+        for (const where of this.sealedColumns) await box.sealPlainRows(db, where);
+        return box;
+      });
+      keys = await this.timed('keys', () => loadInstanceKeys(db, secrets));
+    } catch (err) {
+      // A store this server cannot open (a missing or wrong secret key): let go of it, then say why.
+      await db.destroy();
+      await this.cache.close();
+      this.lock?.release();
+      this.db = undefined;
+      this.cache = undefined;
+      this.health = undefined;
+      throw err;
+    }
+    this.secrets = secrets;
     this.container.register({
       db: asValue(db),
       storeHealth: asValue(this.health),
       cache: asValue(this.cache),
       keys: asValue(keys),
+      secrets: asValue(secrets),
       tokens: asValue(new TokenService(keys.jwtPrivate, keys.jwtPublic, this.config.auth.tokenTtl)),
       sshPenalties: asValue(new SshPenalties(this.cache, this.config)),
     } as Record<string, Resolver<unknown>>);
     return db;
+  }
+
+  /** Seals every secret of the store with a new key (`gatehouse secrets rotate`); see SecretBox.rotate. */
+  async rotateSecrets(): Promise<{ from: string[]; to: string; resealed: number }> {
+    if (!this.secrets || !this.db) throw new Error('the store is not open');
+    return this.secrets.rotate(this.db, this.sealedColumns);
   }
 
   async start(): Promise<this> {

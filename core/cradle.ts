@@ -10,6 +10,7 @@ import type { Logger } from './log';
 import type { Mailer } from './mail';
 import type { Metrics } from './metrics';
 import type { InstanceFeatures } from './plugin';
+import type { SecretBox } from './secrets';
 import type { SshPenalties } from './ssh/penalties';
 import type { StoreHealth } from './store/health';
 import type { InstanceKeys } from './store/keys';
@@ -31,6 +32,8 @@ export interface Cradle {
   storeHealth: StoreHealth;
   cache: Cache;
   keys: InstanceKeys;
+  /** Seals and opens secrets kept in the store with the operator's key. */
+  secrets: SecretBox;
   tokens: TokenService;
   /** Password hashing with its concurrency cap and queue (use it, not the bare functions, on request paths). */
   passwords: PasswordHashing;

@@ -26,6 +26,7 @@ export type { UpgradeHandler } from './http/server';
 export type { Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
 export { type BootContext, definePlugin, type PluginManifest, type RegisterContext } from './plugin';
+export { newSecretKey, type SealedColumn, SecretBox } from './secrets';
 export type { GatewayConnector } from './ssh/gateway';
 export { type PenaltyEvent, SshPenalties } from './ssh/penalties';
 export { parseSshId, printable, type SshTarget } from './ssh/sshid';

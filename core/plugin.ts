@@ -9,6 +9,7 @@ import type { Cradle, RouteDef, RouteSchema } from './http/route';
 import type { CallerResolvers } from './http/router';
 import type { UpgradeHandler } from './http/server';
 import type { Logger } from './log';
+import type { SealedColumn } from './secrets';
 
 /** Things a plugin says about the instance in `GET /info` (e.g. enterprise turns `saml` on when configured). */
 export interface InstanceFeatures {
@@ -45,6 +46,11 @@ export interface RegisterContext {
   resolvers(r: CallerResolvers): void;
   /** Resolves a container entry later, at request or boot time (never during register). */
   resolve<K extends keyof Cradle>(name: K): Cradle[K];
+  /**
+   * Declares a column holding secrets (seal its values with `secrets.seal` before writing them): plain values left
+   * from before are sealed at start, and `gatehouse secrets rotate` seals them all again with a new key.
+   */
+  sealed(column: SealedColumn): void;
 }
 
 /** What `boot` and `shutdown` get: the container is complete and the store is migrated. */

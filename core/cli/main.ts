@@ -129,6 +129,25 @@ export function buildCli(): Command {
       for (const c of ref.config) process.stdout.write(`${c.key}\t${c.env ?? ''}\t${c.description}\n`);
     });
 
+  program
+    .command('secrets')
+    .description('The key that encrypts secrets in the store.')
+    .command('rotate')
+    .description(
+      'Encrypt every secret in the store with a new key (written to the key file; with GATEHOUSE_SECRET_KEY, its first key).',
+    )
+    .action(async () => {
+      await withLocalApi('secrets rotate', async (call) => {
+        const r = await call<{ from: string[]; to: string; resealed: number }>(
+          'POST',
+          '/api/admin/secrets/rotate',
+        );
+        process.stdout.write(
+          `re-encrypted ${r.resealed} secrets with key ${r.to} (was ${r.from.join(', ')})\n`,
+        );
+      });
+    });
+
   adminCommands(program);
   return program;
 }

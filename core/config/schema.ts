@@ -174,6 +174,20 @@ export const configSchema = T.Object(
         description: 'The window of loginFailuresPerSource, in seconds.',
       }),
     }),
+    secrets: T.Object({
+      key: T.Optional(
+        T.String({
+          description:
+            'The key that encrypts MFA secrets and private keys in the store: base64 of 32 bytes; several, comma-separated, during a rotation (the first encrypts, any decrypts). Unset: the key file.',
+        }),
+      ),
+      keyFile: T.Optional(
+        T.String({
+          description:
+            'File holding that key when secrets.key is unset (default <dataDir>/secret.key, created with mode 600 on first start).',
+        }),
+      ),
+    }),
     limits: T.Object({
       maxDevices: T.Integer({
         minimum: -1,
@@ -255,6 +269,8 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_HASH_QUEUE: 'auth.hashQueue',
   GATEHOUSE_LOGIN_FAILURES_PER_SOURCE: 'auth.loginFailuresPerSource',
   GATEHOUSE_LOGIN_WINDOW: 'auth.loginWindowSeconds',
+  GATEHOUSE_SECRET_KEY: 'secrets.key',
+  GATEHOUSE_SECRET_KEY_FILE: 'secrets.keyFile',
   GATEHOUSE_MAX_DEVICES: 'limits.maxDevices',
   GATEHOUSE_MAX_NAMESPACES: 'limits.maxNamespaces',
   GATEHOUSE_PENDING_DEVICES: 'limits.pendingDevices',

@@ -7,6 +7,7 @@ import { resolveApiKey } from './apikeys/service';
 import { registerDevices } from './devices/feature';
 import { registerGateway } from './gateway/feature';
 import { infoRoutes } from './info/routes';
+import { MFA_SECRETS } from './mfa/service';
 import { NamespaceService } from './namespaces/service';
 import { samlRoutes } from './saml/routes';
 import { registerSessionStats } from './sessions/stats';
@@ -42,6 +43,7 @@ export default definePlugin({
     ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes, ...samlRoutes]);
     ctx.routes(agentDistRoutes);
     ctx.routes(adminRoutes);
+    ctx.sealed(MFA_SECRETS);
     registerDevices(ctx);
     registerGateway(ctx);
     registerTagHolders(ctx);

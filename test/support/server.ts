@@ -96,6 +96,8 @@ export async function startServer(
       ...(process.env.TEST_REDIS_URL
         ? { redis: { url: process.env.TEST_REDIS_URL, keyPrefix: redisPrefix } }
         : {}),
+      // One installation has one secret key (core/secrets.ts): another instance reads the first one's key file.
+      ...(opts.sharing ? { secrets: { keyFile: path.join(opts.sharing.dataDir, 'secret.key') } } : {}),
       ...opts.overrides,
     },
   });

@@ -248,4 +248,26 @@ export const adminRoutes = [
       };
     },
   }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/admin/secrets/rotate',
+    // The operator on the host only (the key file lives there): never a user token, even an administrator's.
+    auth: ['local'],
+    summary: 'Encrypt every secret in the store with a new key (what `gatehouse secrets rotate` does)',
+    description:
+      'With a key file, generates a new key into it, re-encrypts the MFA secrets and private keys with it and drops the old key. With GATEHOUSE_SECRET_KEY, re-encrypts with the first key listed there.',
+    tags,
+    schema: {
+      response: {
+        200: T.Object({
+          from: T.Array(T.String(), { description: 'ids of the keys used before' }),
+          to: T.String({ description: 'id of the key that encrypts now' }),
+          resealed: T.Integer({ description: 'values encrypted again' }),
+        }),
+      },
+    },
+    async handler({ services }) {
+      return services.kernel.rotateSecrets();
+    },
+  }),
 ];

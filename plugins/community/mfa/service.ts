@@ -6,6 +6,8 @@ import {
   Invalid,
   type Mailer,
   NotFound,
+  type SealedColumn,
+  type SecretBox,
   secretsEqual,
   type TokenService,
   Unauthorized,
@@ -22,6 +24,8 @@ export const RESET_CODE_SECONDS = 86_400;
 /** How long a generated secret waits for the enable call. */
 const PENDING_SECONDS = 3_600;
 const RECOVERY_CODES = 6;
+/** TOTP secrets are sealed with the operator's key (core/secrets.ts): a dump of the store signs in nobody. */
+export const MFA_SECRETS: SealedColumn = { table: 'users', column: 'mfa_secret', key: 'id' };
 
 export function digest(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -51,8 +55,10 @@ export class MfaService {
   private readonly tokens: TokenService;
   private readonly lockout: Lockout;
   private readonly mailer: Mailer;
+  private readonly secrets: SecretBox;
 
   constructor(deps: {
+    secrets: SecretBox;
     db: Knex;
     cache: Cache;
     users: UserService;
@@ -66,6 +72,11 @@ export class MfaService {
     this.tokens = deps.tokens;
     this.lockout = deps.lockout;
     this.mailer = deps.mailer;
+    this.secrets = deps.secrets;
+  }
+
+  private secretOf(user: UserRow): string | undefined {
+    return user.mfa_secret ? this.secrets.open(user.mfa_secret, MFA_SECRETS, user.id) : undefined;
   }
 
   /** A new secret and recovery codes, held until `enable` confirms them with a code from the app. */
@@ -103,7 +114,9 @@ export class MfaService {
     }
     await this.checkTotp(user, pending.secret, input.code, source, 'code');
     await this.db.transaction(async (trx) => {
-      await trx('users').where({ id: userId }).update({ mfa_enabled: true, mfa_secret: pending.secret });
+      await trx('users')
+        .where({ id: userId })
+        .update({ mfa_enabled: true, mfa_secret: this.secrets.seal(pending.secret, MFA_SECRETS, userId) });
       await trx('mfa_recovery_codes').where({ user_id: userId }).delete();
       await trx('mfa_recovery_codes').insert(pending.codes.map((d) => ({ user_id: userId, code_digest: d })));
     });
@@ -117,11 +130,12 @@ export class MfaService {
       if (err instanceof NotFound) return undefined;
       throw err;
     });
-    if (!user?.mfa_enabled || !user.mfa_secret) throw new Unauthorized();
+    const secret = user?.mfa_enabled ? this.secretOf(user) : undefined;
+    if (!user || !secret) throw new Unauthorized();
     if (typeof claims.pwd !== 'number' || claims.pwd < new Date(user.password_changed_at).getTime()) {
       throw new Unauthorized();
     }
-    await this.checkTotp(user, user.mfa_secret, code, source, 'auth');
+    await this.checkTotp(user, secret, code, source, 'auth');
     await this.users.touchLogin(user.id);
     return this.users.authResult(user);
   }
@@ -129,9 +143,10 @@ export class MfaService {
   /** Turns MFA off with a current code, an unused recovery code, or one used to recover in the last 10 minutes. */
   async disable(userId: string, input: { code?: string; recovery_code?: string }, source: string) {
     const user = await this.users.get(userId);
-    if (!user.mfa_enabled || !user.mfa_secret) throw new Invalid(['mfa'], 'MFA is not enabled');
+    const secret = user.mfa_enabled ? this.secretOf(user) : undefined;
+    if (!secret) throw new Invalid(['mfa'], 'MFA is not enabled');
     if (input.code) {
-      await this.checkTotp(user, user.mfa_secret, input.code, source, 'code');
+      await this.checkTotp(user, secret, input.code, source, 'code');
     } else if (input.recovery_code) {
       const d = digest(normalCode(input.recovery_code));
       const recent = await this.cache.get(`mfa:recovered:${userId}:${d}`);
