@@ -251,8 +251,9 @@ export const adminRoutes = [
   defineRoute({
     method: 'POST',
     path: '/api/admin/secrets/rotate',
-    // The operator on the host only (the key file lives there): never a user token, even an administrator's.
-    auth: ['local'],
+    // The key never leaves the server: the call only makes the server write a new one and re-encrypt.
+    auth,
+    instanceAdmin: true,
     summary: 'Encrypt every secret in the store with a new key (what `gatehouse secrets rotate` does)',
     description:
       'With a key file, generates a new key into it, re-encrypts the MFA secrets and private keys with it and drops the old key. With GATEHOUSE_SECRET_KEY, re-encrypts with the first key listed there.',
