@@ -22,6 +22,11 @@ export interface Side {
   rule: string;
   session: string;
   tunnel: string;
+  /**
+   * Objects of kinds the names above do not cover, made through the route table (see discover): the answer of
+   * each create call, by the path of its collection.
+   */
+  created: Record<string, Record<string, unknown>>;
 }
 
 export interface World {
@@ -100,14 +105,14 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
     keys[role] = await createKey(server, owner, keyNames[role], role);
   }
   const tag = `${name}-tag`;
-  const side = { tenant: team.tenant, ownerToken: owner };
-  const device = await registerDevice(server, side, { accept: true, tag });
+  const owned = { tenant: team.tenant, ownerToken: owner };
+  const device = await registerDevice(server, owned, { accept: true, tag });
   // A tag both namespaces use: renaming or deleting it in one must leave the other's alone.
   await must(
     'shared tag',
     await server.api('POST', `/api/devices/${device.uid}/tags`, { token: owner, body: { tag: SHARED_TAG } }),
   );
-  const container = (await registerDevice(server, side, { platform: 'docker' })).uid;
+  const container = (await registerDevice(server, owned, { platform: 'docker' })).uid;
   const pair = ssh2.utils.generateKeyPairSync('ed25519');
   const key = await must(
     'public key',
@@ -153,7 +158,7 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
   await server.kernel.container.cradle.sessions.addRecords(team.tenant, session, [
     { seat: 0, message: `${name} secret output`, time: new Date(), width: 80, height: 24 },
   ]);
-  return {
+  const side: Side = {
     name,
     team,
     keys,
@@ -165,7 +170,10 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
     rule: String(rule.id),
     session,
     tunnel: String(tunnel.address),
+    created: {},
   };
+  await discover(server, side);
+  return side;
 }
 
 /**
@@ -190,43 +198,79 @@ export async function buildWorld(opts: { sides?: ('a' | 'b')[]; edition?: string
  * existing resource is aimed at the right object without a line here.
  */
 export function pathValues(route: Pick<RegisteredRoute, 'path'>, side: Side): Record<string, string> {
-  const p = route.path;
   const v: Record<string, string> = {};
-  for (const [, name] of p.matchAll(/:([A-Za-z0-9_]+)/g)) {
+  for (const [, name] of route.path.matchAll(/:([A-Za-z0-9_]+)/g)) {
     const param = name as string;
-    v[param] = (() => {
-      switch (param) {
-        case 'tenant':
-          return side.team.tenant;
-        case 'key':
-          return side.keyNames.observer;
-        case 'fingerprint':
-          return side.fingerprint;
-        case 'tag':
-          return side.tag;
-        case 'address':
-          return side.tunnel;
-        case 'seat':
-          return '0';
-        case 'status':
-          return 'pending';
-        case 'arch':
-          return 'amd64';
-        case 'uid':
-        case 'id':
-          if (p.startsWith('/api/containers/')) return side.container;
-          if (p.startsWith('/api/devices/') || p.startsWith('/internal/devices/')) return side.device.uid;
-          if (p.startsWith('/api/sessions/')) return side.session;
-          if (p.startsWith('/api/firewall/rules/')) return side.rule;
-          if (p.startsWith('/api/namespaces/')) return side.team.ids.operator;
-          if (p.startsWith('/api/user') || p.startsWith('/api/users/')) return side.team.ids.owner;
-          return sampleParam(param);
-        default:
-          return sampleParam(param);
-      }
-    })();
+    v[param] =
+      knownValue(route.path, param, side) ?? createdValue(route.path, param, side) ?? sampleParam(param);
   }
   return v;
+}
+
+/** The value naming `side`'s object for a parameter of a resource the world builds by hand. */
+function knownValue(p: string, param: string, side: Side): string | undefined {
+  switch (param) {
+    case 'tenant':
+      return side.team.tenant;
+    case 'key':
+      return side.keyNames.observer;
+    case 'fingerprint':
+      return side.fingerprint;
+    case 'tag':
+      return side.tag;
+    case 'address':
+      return side.tunnel;
+    case 'seat':
+      return '0';
+    case 'status':
+      return 'pending';
+    case 'arch':
+      return 'amd64';
+    case 'uid':
+    case 'id':
+      if (p.startsWith('/api/containers/')) return side.container;
+      if (p.startsWith('/api/devices/') || p.startsWith('/internal/devices/')) return side.device.uid;
+      if (p.startsWith('/api/sessions/')) return side.session;
+      if (p.startsWith('/api/firewall/rules/')) return side.rule;
+      if (p.startsWith('/api/namespaces/')) return side.team.ids.operator;
+      if (p.startsWith('/api/user') || p.startsWith('/api/users/')) return side.team.ids.owner;
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** The id of the object `discover` made in the collection the path continues, from the create call's answer. */
+function createdValue(p: string, param: string, side: Side): string | undefined {
+  const collection = Object.keys(side.created)
+    .filter((c) => p.startsWith(`${c}/:${param}`))
+    .sort((x, y) => y.length - x.length)[0];
+  if (!collection) return undefined;
+  const answer = side.created[collection] as Record<string, unknown>;
+  const value = [answer[param], answer.id, answer.uid, answer.name].find((x) => typeof x === 'string');
+  return value as string | undefined;
+}
+
+/**
+ * Makes one object of every kind the names of Side do not cover, through the route table: each create call (a
+ * POST with a body on a collection whose items have routes, `POST /api/x` beside `/api/x/:id`) is made by the
+ * side's owner with a body its schema takes, and the answer kept. A new resource thus has an object in each
+ * namespace, and the isolation matrix aims at it, without a line here. Calls that refuse the made-up body leave
+ * nothing.
+ */
+async function discover(server: TestServer, side: Side): Promise<void> {
+  const routes = server.kernel.routes;
+  for (const r of routes) {
+    if (r.method !== 'POST' || !r.schema.body || r.path.includes(':')) continue;
+    const items = routes.filter((x) => x.path.startsWith(`${r.path}/:`));
+    const params = [...new Set(items.map((x) => x.path.slice(r.path.length + 2).split('/')[0] as string))];
+    if (!params.length || params.every((param) => knownValue(`${r.path}/:${param}`, param, side))) continue;
+    const res = await server.api('POST', r.path, {
+      token: side.team.tokens.owner,
+      body: example(r.schema.body as Schema, 'body', side),
+    });
+    if (res.status < 300 && res.body && typeof res.body === 'object') side.created[r.path] = res.body;
+  }
 }
 
 /** The route's path with its parameters filled from `values`. */
@@ -266,6 +310,9 @@ export function markers(side: Side): string[] {
     side.rule,
     side.session,
     side.tunnel,
+    ...Object.values(side.created).flatMap((answer) =>
+      [answer.id, answer.uid].filter((x): x is string => typeof x === 'string' && x.length >= 8),
+    ),
   ];
 }
 
