@@ -44,7 +44,8 @@ describe('security: tenant isolation, every route x every role and API key x for
     ...Object.values(b.keyNames),
     ...Object.values(b.keys),
     b.tag,
-    'sec-b-ns',
+    // Every name made for B starts so: its namespace, members (and their e-mail addresses), keys and tag.
+    `${b.name}-`,
   ];
 
   before(async () => {
