@@ -194,6 +194,16 @@ describe('security: bad input is 400 naming the field, never a 500', function ()
     expect(res.body.map((d: { uid: string }) => d.uid)).to.deep.equal([world.a.device.uid]);
   });
 
+  it('terminal output holding NUL bytes is recorded, not refused by the store', async () => {
+    const { a, server } = world;
+    await server.kernel.container.cradle.sessions.addRecords(a.team.tenant, a.session, [
+      { seat: 3, message: `bin${NUL}ary${NUL}`, time: new Date(), width: 80, height: 24 },
+    ]);
+    const res = await call('GET', `/api/sessions/${a.session}/records/3`, owner());
+    expect(res.status).to.equal(200);
+    expect(res.body.map((r: { message: string }) => r.message)).to.deep.equal(['binary']);
+  });
+
   it('malformed and wrongly shaped bodies are 400 naming the body', async () => {
     await expect400('malformed', 'POST', '/api/login', { raw: '{"username":' }, ['body']);
     for (const raw of ['null', '"text"', '[]', '42'])

@@ -223,6 +223,10 @@ export class SessionService {
     );
   }
 
+  /**
+   * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
+   * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
+   */
   async addRecords(tenantId: string, uid: string, records: NewRecord[]): Promise<void> {
     if (!records.length) return;
     await this.store(tenantId).insert(
@@ -230,7 +234,7 @@ export class SessionService {
       records.map((r) => ({
         session_uid: uid,
         seat: r.seat,
-        message: r.message,
+        message: r.message.replaceAll('\u0000', ''),
         time: r.time,
         width: r.width,
         height: r.height,
