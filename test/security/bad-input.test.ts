@@ -204,6 +204,23 @@ describe('security: bad input is 400 naming the field, never a 500', function ()
     expect(res.body.map((r: { message: string }) => r.message)).to.deep.equal(['binary']);
   });
 
+  it('session events and terminal types holding NULs (sent by SSH clients) are kept in the audit, marked', async () => {
+    const { a, server } = world;
+    const { sessions } = server.kernel.container.cradle;
+    await sessions.addEvents(a.team.tenant, a.session, [
+      { type: 'exec', seat: 0, data: { command: `rm -rf /${NUL}hidden` } },
+      { type: 'exec', seat: 1, data: { command: `broken \ud800 pair` } },
+    ]);
+    await sessions.update(a.team.tenant, a.session, { term: `xterm${NUL}` });
+    const res = await call('GET', `/api/sessions/${a.session}`, owner());
+    expect(res.status).to.equal(200);
+    const commands = res.body.events.items
+      .filter((e: { type: string }) => e.type === 'exec')
+      .map((e: { data: { command: string } }) => e.data.command);
+    expect(commands).to.deep.equal(['rm -rf /\u2400hidden', 'broken \ufffd pair']);
+    expect(res.body.term).to.equal('xterm\u2400');
+  });
+
   it('malformed and wrongly shaped bodies are 400 naming the body', async () => {
     await expect400('malformed', 'POST', '/api/login', { raw: '{"username":' }, ['body']);
     for (const raw of ['null', '"text"', '[]', '42'])

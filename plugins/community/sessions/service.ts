@@ -161,6 +161,17 @@ function present(row: SessionRow, events: EventRow[], device: DeviceView | null)
  * Sessions: every gateway connection attempt is a row with its events (SPEC.md section 3), and with recording on,
  * the terminal output of each seat (a seat is one session channel of the connection).
  */
+/**
+ * What an SSH client sent (a command, a terminal type), as the audit can keep it: PostgreSQL refuses a NUL in text
+ * and JSON, so a NUL shows as ␀ (U+2400), and a broken surrogate pair as U+FFFD. Without this one such string made
+ * the store refuse its whole batch of events, and a client could keep its commands out of the audit.
+ */
+function storable(text: string): string {
+  return text
+    .replaceAll('\u0000', '\u2400')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 export class SessionService {
   private readonly db: Knex;
   private readonly live: LiveSessionCloser;
@@ -202,7 +213,7 @@ export class SessionService {
       .where({ uid })
       .update({
         ...(changes.authenticated !== undefined ? { authenticated: changes.authenticated } : {}),
-        ...(changes.term !== undefined ? { term: changes.term } : {}),
+        ...(changes.term !== undefined ? { term: storable(changes.term) } : {}),
         ...(changes.recorded !== undefined ? { recorded: changes.recorded } : {}),
         last_seen: new Date(),
       });
@@ -217,7 +228,10 @@ export class SessionService {
       events.map((e) => ({
         session_uid: uid,
         type: e.type,
-        data: e.data === undefined ? null : JSON.stringify(e.data),
+        data:
+          e.data === undefined
+            ? null
+            : JSON.stringify(e.data, (_, v) => (typeof v === 'string' ? storable(v) : v)),
         seat: e.seat,
       })),
     );
