@@ -575,7 +575,15 @@ describe('documentation site', function () {
       expect(sent.some((url) => url.startsWith(`${gatehouse.url}/info`))).to.equal(true);
       expect(sent.filter((url) => url.startsWith(server.url) && /\/info(\?|$)/.test(url))).to.deep.equal([]);
       // The choice is kept for the next visit.
+      // The page renders the build's default first and reads the reader's choice once hydrated.
       await page.reload();
+      await page
+        .waitForFunction(
+          (url) => (document.getElementById('api-server') as HTMLInputElement | null)?.value === url,
+          gatehouse.url,
+          { timeout: 10_000 },
+        )
+        .catch(() => undefined);
       expect(await page.getByLabel('Server for Try it').inputValue()).to.equal(gatehouse.url);
     } finally {
       await gatehouse.stop();
