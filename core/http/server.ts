@@ -71,7 +71,10 @@ export function createHttpApp(deps: {
     try {
       await next();
     } catch (err) {
-      writeError(ctx, err, log, deps.health);
+      const away = !(err instanceof HttpError) && (await isStoreUnavailable(err, deps.health));
+      if (away) log.warn({ reqId: ctx.state.requestId, err }, 'store unavailable');
+      // The store (or the cache) is away: the caller did nothing wrong and may retry; never a 401 or a 500.
+      writeError(ctx, away ? storeDown() : err, log);
     }
   });
 
@@ -153,14 +156,7 @@ function corsMiddleware(list: string): Koa.Middleware {
 }
 
 /** Writes the one error body (DESIGN.md section 5). Unknown errors are logged with the request id, never sent. */
-export function writeError(ctx: Context, err: unknown, log: Logger, health?: StoreHealth): void {
-  if (!(err instanceof HttpError) && isStoreUnavailable(err)) {
-    // The store (or the cache) is away: the caller did nothing wrong and may retry; never a 401 or a 500.
-    log.warn({ reqId: ctx.state.requestId, err }, 'store unavailable');
-    health?.report(err);
-    writeError(ctx, storeDown(), log);
-    return;
-  }
+export function writeError(ctx: Context, err: unknown, log: Logger): void {
   if (err instanceof HttpError) {
     ctx.status = err.status;
     for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
@@ -204,9 +200,8 @@ export function attachUpgrades(
       }
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     } catch (err) {
-      if (isStoreUnavailable(err)) {
+      if (await isStoreUnavailable(err, health)) {
         log.warn({ err, url: req.url }, 'upgrade refused: store unavailable');
-        health?.report(err);
         socket.end(
           'HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nConnection: close\r\nContent-Length: 0\r\n\r\n',
         );

@@ -29,19 +29,39 @@ const UNAVAILABLE_MESSAGES = [
 ];
 
 /**
- * Whether an error means the store (PostgreSQL) or the cache (Redis) cannot be reached or did not answer in time,
- * as opposed to a query it refused. Such an error is a 503 for the client, never a 401 or a 500.
+ * What an error says about the store (PostgreSQL) and the cache (Redis): `store` when only their drivers raise it
+ * (SQLSTATE connection classes, pg and knex timeouts, a closed Redis connection), `network` for a bare network
+ * error, which a mail server or an outside call raises as well, and undefined for anything else.
  */
-export function isStoreUnavailable(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  if (err instanceof AggregateError && err.errors.some(isStoreUnavailable)) return true;
+function storeErrorKind(err: unknown): 'store' | 'network' | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  if (err instanceof AggregateError) {
+    const kinds = err.errors.map(storeErrorKind);
+    return kinds.includes('store') ? 'store' : kinds.includes('network') ? 'network' : undefined;
+  }
   const e = err as { code?: unknown; name?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
-  if (code.startsWith('08') && code.length === 5) return true;
-  if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_NET_CODES.has(code)) return true;
-  if (e.name === 'KnexTimeoutError' || e.name === 'MaxRetriesPerRequestError') return true;
+  if (code.startsWith('08') && code.length === 5) return 'store';
+  if (UNAVAILABLE_SQLSTATES.has(code)) return 'store';
+  if (e.name === 'KnexTimeoutError' || e.name === 'MaxRetriesPerRequestError') return 'store';
   const message = typeof e.message === 'string' ? e.message : '';
-  return UNAVAILABLE_MESSAGES.some((re) => re.test(message));
+  if (UNAVAILABLE_MESSAGES.some((re) => re.test(message))) return 'store';
+  return UNAVAILABLE_NET_CODES.has(code) ? 'network' : undefined;
+}
+
+/**
+ * Whether an error means the store or the cache cannot be reached or did not answer in time, as opposed to a query
+ * it refused: such an error is a 503 for the client, never a 401 or a 500. A bare network error counts only when
+ * the store does not answer a check now (so an unreachable mail server is not taken for a database outage).
+ */
+export async function isStoreUnavailable(err: unknown, health: StoreHealth | undefined): Promise<boolean> {
+  const kind = storeErrorKind(err);
+  if (kind === 'store') {
+    health?.markDown(err instanceof Error ? err.message : String(err));
+    return true;
+  }
+  if (kind === 'network' && health) return !(await health.check());
+  return false;
 }
 
 /** 503 with the store-away message and a hint when to come back. */
@@ -96,17 +116,13 @@ export class StoreHealth {
     return ok;
   }
 
-  /** Tells the health about an error a request met; store-away errors mark the store down. */
-  report(err: unknown): void {
-    if (isStoreUnavailable(err)) this.markDown((err as Error).message);
-  }
-
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  private markDown(reason: string): void {
+  /** Marks the store down (a store-away error was seen); a probe marks it up again at the first answer. */
+  markDown(reason: string): void {
     if (this.downSince !== undefined) return;
     this.downSince = Date.now();
     this.log.error({ reason }, 'store unavailable: answering 503 until it is back');

@@ -47,9 +47,10 @@ export const mfaRoutes = [
     path: '/api/user/mfa/reset',
     auth: ['none'],
     summary: 'E-mail MFA reset codes to the main and the recovery address',
-    description: 'Answers the same whether or not the account exists.',
+    description:
+      'Answers the same, and as fast, whether or not the account exists or has MFA on: the mail goes out after the answer. 503 for everyone when the server has no outgoing mail.',
     tags: ['mfa'],
-    schema: { body: T.Object({ identifier }), response: { 200: T.Object({}) } },
+    schema: { body: T.Object({ identifier }), response: { 200: T.Object({}), 503: null } },
     async handler({ body, services }) {
       await services.mfa.requestReset(body.identifier, services.config.publicUrl);
       return {};

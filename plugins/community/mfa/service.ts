@@ -4,10 +4,12 @@ import {
   Conflict,
   htmlText,
   Invalid,
+  type Logger,
   type Mailer,
   NotFound,
   type SealedColumn,
   type SecretBox,
+  ServiceUnavailable,
   secretsEqual,
   type TokenService,
   Unauthorized,
@@ -56,9 +58,13 @@ export class MfaService {
   private readonly lockout: Lockout;
   private readonly mailer: Mailer;
   private readonly secrets: SecretBox;
+  private readonly log: Logger;
+  /** Reset mails being sent after their answer (awaited on shutdown). */
+  private readonly sending = new Set<Promise<unknown>>();
 
   constructor(deps: {
     secrets: SecretBox;
+    log: Logger;
     db: Knex;
     cache: Cache;
     users: UserService;
@@ -73,6 +79,7 @@ export class MfaService {
     this.lockout = deps.lockout;
     this.mailer = deps.mailer;
     this.secrets = deps.secrets;
+    this.log = deps.log;
   }
 
   private secretOf(user: UserRow): string | undefined {
@@ -177,11 +184,29 @@ export class MfaService {
 
   /**
    * Mails one reset code to the main and one to the recovery address. The answer is the same whether or not the
-   * user exists, so it cannot be used to probe accounts.
+   * user exists or has MFA on, and comes as fast: the codes are made and mailed after it, so neither the time taken
+   * nor a failing mail server tells which accounts have MFA.
    */
   async requestReset(identifier: string, publicUrl: string): Promise<void> {
+    // Without outgoing mail there is no reset by mail, for anyone: the same 503 to every account.
+    if (!this.mailer.configured) {
+      throw new ServiceUnavailable('outgoing e-mail is not configured (GATEHOUSE_SMTP_URL)');
+    }
     const user = await this.users.findByLogin(identifier);
     if (!user?.mfa_enabled || !user.recovery_email) return;
+    const pending = this.mailReset(user, user.recovery_email, publicUrl).catch((err: unknown) =>
+      this.log.error({ err, user: user.id }, 'MFA reset codes could not be mailed'),
+    );
+    this.sending.add(pending);
+    void pending.finally(() => this.sending.delete(pending));
+  }
+
+  /** Resolves once every reset mail started so far has been handed to the mail server (or failed). */
+  async mailsSent(): Promise<void> {
+    await Promise.all([...this.sending]);
+  }
+
+  private async mailReset(user: UserRow, recoveryEmail: string, publicUrl: string): Promise<void> {
     const main = String(randomInt(0, 100_000_000)).padStart(8, '0');
     const recovery = String(randomInt(0, 100_000_000)).padStart(8, '0');
     await this.cache.set(
@@ -192,7 +217,7 @@ export class MfaService {
     const link = `${publicUrl.replace(/\/$/, '')}/mfa/reset/${user.id}`;
     for (const [to, code] of [
       [user.email, main],
-      [user.recovery_email, recovery],
+      [recoveryEmail, recovery],
     ] as const) {
       await this.mailer.send({
         to,

@@ -21,7 +21,10 @@ declare module '@gatehouse/core/cradle' {
 export const accountServices = {
   lockout: asClass(Lockout).singleton(),
   sourceLimit: asClass(SourceLimit).singleton(),
-  mfa: asClass(MfaService).singleton(),
+  // Reset mails go out after their answer: shutdown waits for them.
+  mfa: asClass(MfaService)
+    .singleton()
+    .disposer((m) => m.mailsSent()),
   members: asClass(MemberService).singleton(),
   apiKeys: asClass(ApiKeyService).scoped(),
   mailer: asClass(Mailer)
