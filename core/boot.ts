@@ -324,7 +324,7 @@ export class Kernel {
       isLocal: (ctx) => this.localSockets.has(ctx.req.socket),
       health: this.health,
     });
-    const ops = operationsRouter(this);
+    const ops = operationsRouter(this, (ctx) => this.internalSockets.has(ctx.req.socket));
     this.koa = createHttpApp({
       config: this.config,
       log: this.log,

@@ -1,14 +1,17 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { secretsEqual } from './auth/password';
 import type { Kernel } from './boot';
+import { NotFound, Unauthorized } from './errors';
 import { storeDown } from './store/health';
 
 const editionDocs = ['community', 'cloud'] as const;
 
 /**
- * Operational endpoints: liveness, readiness (the store answers), Prometheus metrics, and the OpenAPI documents
+ * Operational endpoints: liveness, readiness (the store answers), Prometheus metrics (internal, or with a token), and the OpenAPI documents
  * of the community and cloud editions, generated from the route tables of those editions' plugins.
  */
-export function operationsRouter(kernel: Kernel): Router {
+export function operationsRouter(kernel: Kernel, isInternal: (ctx: Context) => boolean): Router {
   const router = new Router();
   const docs = new Map<string, Promise<Record<string, unknown>>>();
 
@@ -20,7 +23,15 @@ export function operationsRouter(kernel: Kernel): Router {
     if (!(await kernel.container.cradle.storeHealth.check())) throw storeDown();
     ctx.body = { status: 'ready' };
   });
+  // Metrics name routes, counts and timings an outsider has no business reading: on the internal listener always,
+  // on the public one only with `metrics.token` set and sent as a bearer token (for a scraper outside the host).
   router.get('/metrics', async (ctx) => {
+    if (!isInternal(ctx)) {
+      const token = kernel.config.metrics.token;
+      if (!token) throw new NotFound('route');
+      const sent = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1] ?? '';
+      if (!secretsEqual(sent, token)) throw new Unauthorized();
+    }
     ctx.type = kernel.metrics.registry.contentType;
     ctx.body = await kernel.metrics.registry.metrics();
   });

@@ -174,6 +174,15 @@ export const configSchema = T.Object(
         description: 'The window of loginFailuresPerSource, in seconds.',
       }),
     }),
+    metrics: T.Object({
+      token: T.Optional(
+        T.String({
+          minLength: 16,
+          description:
+            'Bearer token for GET /metrics on the public listener; unset, /metrics is served on the internal listener only.',
+        }),
+      ),
+    }),
     secrets: T.Object({
       key: T.Optional(
         T.String({
@@ -269,6 +278,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_HASH_QUEUE: 'auth.hashQueue',
   GATEHOUSE_LOGIN_FAILURES_PER_SOURCE: 'auth.loginFailuresPerSource',
   GATEHOUSE_LOGIN_WINDOW: 'auth.loginWindowSeconds',
+  GATEHOUSE_METRICS_TOKEN: 'metrics.token',
   GATEHOUSE_SECRET_KEY: 'secrets.key',
   GATEHOUSE_SECRET_KEY_FILE: 'secrets.keyFile',
   GATEHOUSE_MAX_DEVICES: 'limits.maxDevices',

@@ -203,7 +203,9 @@ describe('API conventions', () => {
     const ready = await server.api('GET', '/readyz');
     expect(ready.status).to.equal(200);
     expect(ready.body).to.deep.equal({ status: 'ready' });
-    const metrics = await server.api('GET', '/metrics');
+    // Prometheus metrics on the internal listener (the public one has them only with a token: test/security).
+    const res = await fetch(`${server.kernel.internalUrl}/metrics`);
+    const metrics = { status: res.status, body: await res.text() };
     expect(metrics.status).to.equal(200);
     expect(metrics.body).to.match(
       /gatehouse_http_requests_total\{method="GET",route="\/api\/fixture\/items",status="200"\} \d+/,
