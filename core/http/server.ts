@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, Server } from 'node:http';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -82,6 +82,9 @@ export function createHttpApp(deps: {
 
   for (const mw of deps.early ?? []) app.use(mw);
 
+  // After the tunnel proxy: a site served through an HTTP tunnel keeps its own headers.
+  app.use(securityHeaders(path.join(repoRoot, 'web', 'dist', 'index.html')));
+
   app.use(compress({ threshold: 1024 }));
 
   app.use(
@@ -122,6 +125,45 @@ export function createHttpApp(deps: {
     throw new NotFound('route');
   });
   return app;
+}
+
+/**
+ * Headers that keep the console from being framed (clickjacking), from leaking its URLs (the setup link carries a
+ * signature) to other sites, and from running any script but its own: a Content-Security-Policy allowing scripts
+ * from this origin and the one inline script of index.html (by its hash), styles from this origin (and inline style
+ * attributes, which React and xterm.js set), WebSockets to this host, no plugins and no framing.
+ */
+function securityHeaders(indexHtml: string): Koa.Middleware {
+  const inline = existsSync(indexHtml)
+    ? [...readFileSync(indexHtml, 'utf8').matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map(
+        (m) =>
+          `'sha256-${createHash('sha256')
+            .update(m[1] ?? '')
+            .digest('base64')}'`,
+      )
+    : [];
+  const policy = (host: string) =>
+    [
+      "default-src 'self'",
+      `script-src 'self'${inline.map((h) => ` ${h}`).join('')}`,
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data: blob:",
+      "font-src 'self' data:",
+      `connect-src 'self'${host ? ` ws://${host} wss://${host}` : ''}`,
+      "object-src 'none'",
+      "base-uri 'self'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+    ].join('; ');
+  return async (ctx, next) => {
+    // The Host header is the client's: only a plain host[:port] goes into the policy.
+    const host = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(ctx.host) ? ctx.host : '';
+    ctx.set('Content-Security-Policy', policy(host));
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    await next();
+  };
 }
 
 /** Calls that another origin's page may make when it is listed in `http.corsOrigins`. */
