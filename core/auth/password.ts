@@ -62,6 +62,8 @@ interface Waiter {
  * answers 429 with `Retry-After` at once instead of making everyone slower. One source never holds every slot (with
  * two or more, one is always left to the others), waiting checks are served round-robin by source, and a full
  * queue sheds a waiter of the source with the most waiting: a flood from one address cannot starve the others.
+ * A check marked `known` (an account signing in from where it signed in before) goes ahead of the others and takes
+ * the place of an unknown one when the queue is full, so a flood from many addresses does not lock people out.
  */
 export class PasswordHashing {
   readonly concurrency: number;
@@ -71,8 +73,11 @@ export class PasswordHashing {
   private running = 0;
   private readonly runningBy = new Map<string, number>();
   private waitingCount = 0;
-  /** Waiters by source; the Map's order is the round-robin order (a source served goes to the back). */
-  private readonly waiting = new Map<string, Waiter[]>();
+  /**
+   * Waiters by tier (0: known, 1: the rest), then by source; each Map's order is the round-robin order (a source
+   * served goes to the back).
+   */
+  private readonly tiers = [new Map<string, Waiter[]>(), new Map<string, Waiter[]>()] as const;
 
   constructor(deps: { config: Config }) {
     const { hashConcurrency, hashQueue } = deps.config.auth;
@@ -82,16 +87,17 @@ export class PasswordHashing {
   }
 
   hash(password: string, source = 'server'): Promise<string> {
-    return this.slot(source, () => hashPassword(password));
+    return this.slot(source, false, () => hashPassword(password));
   }
 
-  verify(password: string, stored: string, source = 'server'): Promise<boolean> {
-    return this.slot(source, () => verifyPassword(password, stored));
+  /** `known`: the account has signed in from this source before, so this check goes ahead of unknown ones. */
+  verify(password: string, stored: string, source = 'server', known = false): Promise<boolean> {
+    return this.slot(source, known, () => verifyPassword(password, stored));
   }
 
   /** One hash for an unknown user, so its answer costs what a wrong password does. */
   burn(password: string, source = 'server'): Promise<false> {
-    return this.slot(source, () => burnPasswordCheck(password));
+    return this.slot(source, false, () => burnPasswordCheck(password));
   }
 
   /** Hashes running and waiting now (for metrics and tests). */
@@ -99,9 +105,9 @@ export class PasswordHashing {
     return { running: this.running, waiting: this.waitingCount };
   }
 
-  private async slot<T>(source: string, work: () => Promise<T>): Promise<T> {
+  private async slot<T>(source: string, known: boolean, work: () => Promise<T>): Promise<T> {
     if (this.mayStart(source)) this.start(source);
-    else await this.enqueue(source);
+    else await this.enqueue(source, known ? 0 : 1);
     try {
       return await work();
     } finally {
@@ -126,36 +132,42 @@ export class PasswordHashing {
     this.dispatch();
   }
 
-  /** Hands free slots to waiting sources in turn, skipping those that hold their share already. */
+  /** Hands free slots to waiting sources, known checks first, in turn, skipping sources that hold their share. */
   private dispatch(): void {
-    for (const source of [...this.waiting.keys()]) {
-      if (this.running >= this.concurrency) return;
-      if (!this.mayStart(source)) continue;
-      const q = this.waiting.get(source) as Waiter[];
-      const waiter = q.shift() as Waiter;
-      this.waiting.delete(source);
-      if (q.length) this.waiting.set(source, q);
-      this.waitingCount--;
-      this.start(source);
-      waiter.resolve();
+    for (const waiting of this.tiers) {
+      for (const source of [...waiting.keys()]) {
+        if (this.running >= this.concurrency) return;
+        if (!this.mayStart(source)) continue;
+        const q = waiting.get(source) as Waiter[];
+        const waiter = q.shift() as Waiter;
+        waiting.delete(source);
+        if (q.length) waiting.set(source, q);
+        this.waitingCount--;
+        this.start(source);
+        waiter.resolve();
+      }
     }
   }
 
-  private enqueue(source: string): Promise<void> {
+  private enqueue(source: string, tier: 0 | 1): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      const waiting = this.tiers[tier];
       if (this.waitingCount >= this.queueLimit) {
-        // Shed from the source with the most waiting; that is this one when it already has its share.
+        // A known check takes the place of an unknown one; otherwise the source with the most waiting in this
+        // tier (the latest in turn among equals) gives up its newest, unless that is this source holding its share.
+        const unknown = this.tiers[1];
+        const from = tier === 0 && unknown.size > 0 ? unknown : waiting;
         let longest: Waiter[] | undefined;
-        for (const q of this.waiting.values()) if (!longest || q.length > longest.length) longest = q;
-        const own = this.waiting.get(source)?.length ?? 0;
+        for (const q of from.values()) if (!longest || q.length >= longest.length) longest = q;
+        const own = from === waiting ? (waiting.get(source)?.length ?? 0) : -1;
         if (!longest || longest.length <= own + 1) return reject(busy());
         (longest.pop() as Waiter).reject(busy());
         this.waitingCount--;
-        for (const [s, q] of this.waiting) if (q.length === 0) this.waiting.delete(s);
+        for (const [s, q] of from) if (q.length === 0) from.delete(s);
       }
-      const q = this.waiting.get(source) ?? [];
+      const q = waiting.get(source) ?? [];
       q.push({ resolve, reject });
-      this.waiting.set(source, q);
+      waiting.set(source, q);
       this.waitingCount++;
     });
   }

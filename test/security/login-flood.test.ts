@@ -102,5 +102,24 @@ describe('security: login floods', function () {
       }
       expect(server.kernel.container.cradle.passwords.load).to.deep.equal({ running: 0, waiting: 0 });
     });
+
+    it('lets an account in from an address it signed in from before while many addresses flood', async () => {
+      expect((await loginFrom(server, '127.0.0.7', 'real-user', PASSWORD)).status).to.equal(200);
+      const passwords = server.kernel.container.cradle.passwords;
+      let flooding = true;
+      let n = 0;
+      const flood = Array.from({ length: 8 }, async (_, i) => {
+        while (flooding) await loginFrom(server, `127.0.2.${i + 1}`, `bogus-${n++}`, 'guess');
+      });
+      try {
+        // The flood holds the one slot and fills the queue.
+        while (passwords.load.waiting < 2) await new Promise((r) => setTimeout(r, 20));
+        const knownPlace = await loginFrom(server, '127.0.0.7', 'real-user', PASSWORD);
+        expect(knownPlace.status, 'from where it signed in before: ahead of the flood').to.equal(200);
+      } finally {
+        flooding = false;
+        await Promise.all(flood);
+      }
+    });
   });
 });

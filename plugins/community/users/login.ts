@@ -1,16 +1,19 @@
-import type { PasswordHashing, TokenService } from '@gatehouse/core';
+import type { Cache, PasswordHashing, TokenService } from '@gatehouse/core';
 import { HttpError, Unauthorized } from '@gatehouse/core';
 import { type Lockout, lockedOut } from './lockout';
 import type { UserService } from './service';
-import type { SourceLimit } from './source-limit';
+import { type SourceLimit, sourceBlock } from './source-limit';
 
 /** Seconds an `X-MFA-Token` stays valid: long enough to open an authenticator app. */
 export const MFA_TOKEN_TTL = 300;
+/** How long an address where an account signed in stays known for it (its checks go first under a flood). */
+const KNOWN_SOURCE_SECONDS = 30 * 86_400;
 
 /**
  * Password sign-in (SPEC.md section 7): by username or e-mail, with the (source, user) lockout of section 4 checked
  * and counted before any password hash is spent, and the MFA step when the user has it on. Before both, the source's
- * budget of failed logins (any user); the hash itself waits for a slot of the bounded hashing (429 when full).
+ * budget of failed logins (any user); the hash itself waits for a slot of the bounded hashing (429 when full), ahead
+ * of others when the account signed in from this address before.
  */
 export class LoginService {
   private readonly deps: {
@@ -19,27 +22,35 @@ export class LoginService {
     tokens: TokenService;
     passwords: PasswordHashing;
     sourceLimit: SourceLimit;
+    cache: Cache;
   };
   constructor(deps: LoginService['deps']) {
     this.deps = deps;
   }
 
   async login(identifier: string, password: string, source: string) {
-    const { users, lockout, tokens, passwords, sourceLimit } = this.deps;
+    const { users, lockout, tokens, passwords, sourceLimit, cache } = this.deps;
     const attempt = await sourceLimit.take('login', source);
     const user = await users.findByLogin(identifier);
     // Unknown names are counted under the name typed, so probing them locks out the same way.
     const subject = user?.id ?? identifier;
+    const knownKey = `login:known:${sourceBlock(source)}:${subject}`;
+    const known = user ? (await cache.get(knownKey)) !== null : false;
     const guess = await lockout
       .guess('login', source, subject, () =>
-        user ? passwords.verify(password, user.password_hash, source) : passwords.burn(password, source),
+        user
+          ? passwords.verify(password, user.password_hash, source, known)
+          : passwords.burn(password, source),
       )
       .catch(async (err: unknown) => {
         // A locked pair is a failed attempt; a full hashing queue or a store error is not the caller's failure.
         if (!(err instanceof HttpError && 'X-Account-Lockout' in err.headers)) await attempt.refund();
         throw err;
       });
-    if (user && guess.ok) await attempt.refund();
+    if (user && guess.ok) {
+      await attempt.refund();
+      await cache.set(knownKey, '1', KNOWN_SOURCE_SECONDS);
+    }
     if (!user || !guess.ok) {
       if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       throw new Unauthorized('invalid username or password', { 'X-Account-Lockout': '0' });

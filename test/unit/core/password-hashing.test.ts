@@ -58,6 +58,22 @@ describe('core: bounded password hashing', function () {
     expect(await Promise.all(flood)).to.deep.equal([false, false, false, false]);
   });
 
+  it('lets a known check take the place of an unknown one in a full queue, and serves it first', async () => {
+    const h = hashing(1, 2);
+    const stored = await h.hash('secret');
+    const done: string[] = [];
+    const run = (source: string, name: string, known = false) =>
+      h.verify('secret', stored, source, known).then(
+        () => done.push(name),
+        (e: { status: number }) => done.push(`${name}:${e.status}`),
+      );
+    // Three unknown sources fill the slot and the queue; a fourth unknown one is refused, a known one is not.
+    const flood = ['x', 'y', 'z', 'w'].map((s) => run(s, s));
+    const known = run('k', 'known', true);
+    await Promise.all([...flood, known]);
+    expect(done).to.deep.equal(['w:429', 'z:429', 'x', 'known', 'y']);
+  });
+
   it('defaults to one slot per core and eight waiting per slot', () => {
     const h = hashing(0, -1);
     expect(h.concurrency).to.be.at.least(1);
