@@ -12,7 +12,7 @@
  *        [steady-seconds]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -50,6 +50,8 @@ function procStat(pid: number): { rssKiB: number; cpuTicks: number } {
   return { rssKiB, cpuTicks };
 }
 const TICKS_PER_SECOND = 100;
+/** The public port serves /metrics only with this bearer token (metrics.token), as for a scraper outside the host. */
+const METRICS_TOKEN = randomBytes(16).toString('hex');
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -58,7 +60,9 @@ function percentile(sorted: number[], p: number): number {
 
 /** Cumulative server-side duration buckets of the auth route, from the server's own /metrics. */
 async function authBuckets(url: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await (
+    await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+  ).text();
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line.startsWith('gatehouse_http_request_duration_seconds_bucket{')) continue;
@@ -321,6 +325,7 @@ async function main(): Promise<void> {
     // The whole fleet registers from this one address, and waits pending before it is accepted.
     GATEHOUSE_REGISTRATIONS_PER_MINUTE: '1000000',
     GATEHOUSE_PENDING_DEVICES: '1000000',
+    GATEHOUSE_METRICS_TOKEN: METRICS_TOKEN,
   };
   const fleet = new Fleet();
   let server: ServerProc | undefined;

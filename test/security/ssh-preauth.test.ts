@@ -97,7 +97,7 @@ describe('security: the SSH gateway before sign-in', function () {
       open.push(again);
       await new Promise((r) => setTimeout(r, 300));
       expect(again.heard()).to.match(/^SSH-2\.0-Gatehouse/);
-      const metrics = await fetch(`${server.url}/metrics`).then((r) => r.text());
+      const metrics = await fetch(`${server.kernel.internalUrl}/metrics`).then((r) => r.text());
       expect(metrics).to.match(/gatehouse_ssh_refused_total\{reason="per-source"\} 1/);
       expect(metrics).to.match(/gatehouse_ssh_refused_total\{reason="startups"\} 1/);
     });
@@ -157,7 +157,7 @@ describe('security: the SSH gateway before sign-in', function () {
       expect(blocked.code).to.equal(255);
       expect(blocked.stderr).to.not.contain('Permission denied');
       expect((await tryPassword(DEVICE_PASSWORD, '127.0.0.1')).code).to.equal(0);
-      const metrics = await fetch(`${world.server.url}/metrics`).then((r) => r.text());
+      const metrics = await fetch(`${world.server.kernel.internalUrl}/metrics`).then((r) => r.text());
       expect(metrics).to.match(/gatehouse_ssh_refused_total\{reason="penalty"\} [1-9]/);
     });
 
