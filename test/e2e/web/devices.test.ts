@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,63 +6,13 @@ import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { AgentProcess, eventually } from '../../integration/devices/agent-process';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import { sshThroughGateway } from './support/ssh';
 
 // A real agent registers; the owner accepts it in the console, turns on session recording, connects with the
 // real OpenSSH client and with the web terminal, and plays both recordings back in the browser. The agent runs
 // in single-user mode (GATEHOUSE_SINGLE_USER_PASSWORD), so the device password is the agent's.
 
 const devicePassword = 'agent-secret';
-
-function sshThroughGateway(
-  port: number,
-  target: string,
-  input: string,
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      'sshpass',
-      [
-        '-e',
-        'ssh',
-        '-F',
-        '/dev/null',
-        '-o',
-        'StrictHostKeyChecking=no',
-        '-o',
-        'UserKnownHostsFile=/dev/null',
-        '-o',
-        'LogLevel=ERROR',
-        '-o',
-        'PreferredAuthentications=password',
-        '-o',
-        'PubkeyAuthentication=no',
-        '-tt',
-        '-p',
-        String(port),
-        `${target}@127.0.0.1`,
-      ],
-      { env: { ...process.env, SSHPASS: devicePassword }, stdio: ['pipe', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`ssh timed out; output: ${out}`));
-    }, 30_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out });
-    });
-    // Typed slowly enough for the remote shell to be there before the input.
-    setTimeout(() => child.stdin.write(input), 1500);
-  });
-}
 
 describe('web console: a real device, accepted, reached and its session played back', function () {
   this.timeout(120_000);
@@ -162,11 +111,13 @@ describe('web console: a real device, accepted, reached and its session played b
     expect(namespace.settings.session_record).to.equal(true);
     await expectAccessible(page, 'namespace settings');
 
-    const ssh = await sshThroughGateway(
-      server.sshPort,
-      `root@${auth.user}.edge-web`,
-      'echo web-e2e-$((6 * 7))\rexit\r',
-    );
+    const ssh = await sshThroughGateway({
+      port: server.sshPort,
+      target: `root@${auth.user}.edge-web`,
+      password: devicePassword,
+      tty: true,
+      input: 'echo web-e2e-$((6 * 7))\rexit\r',
+    });
     expect(ssh.out).to.contain('web-e2e-42');
 
     await page.goto(`${server.url}/sessions`);
