@@ -4,7 +4,14 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import path from 'node:path';
 import Router from '@koa/router';
-import { type AwilixContainer, asValue, createContainer, InjectionMode, type Resolver } from 'awilix';
+import {
+  type AwilixContainer,
+  asClass,
+  asValue,
+  createContainer,
+  InjectionMode,
+  type Resolver,
+} from 'awilix';
 import type { Knex } from 'knex';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
@@ -14,27 +21,39 @@ import { type Cache, createCache } from './cache';
 import { ConfigError, loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { Hooks } from './hooks';
+import { consoleModulesRouter } from './http/console-modules';
 import type { Cradle, RegisteredRoute, RouteDef, RouteSchema } from './http/route';
 import { buildRouter, type CallerResolvers } from './http/router';
 import { attachUpgrades, createHttpApp, type UpgradeHandler } from './http/server';
 import { createLogger, type Logger } from './log';
+import { Mailer } from './mail';
 import { Metrics } from './metrics';
 import { openapiDocument } from './openapi';
 import { operationsRouter } from './operations';
-import type { BootContext, InstanceFeatures, PluginManifest } from './plugin';
-import { pluginLoaders } from './plugins';
+import type { BootContext, InstanceFeatures, PluginManifest, PluginResolver } from './plugin';
 import { type SealedColumn, SecretBox, SYSTEM_KEYS } from './secrets';
-import { SshGateway } from './ssh/gateway';
+import { type SshConnectionHandler, SshListener } from './ssh/listener';
 import { SshPenalties } from './ssh/penalties';
 import { isEmbedded, openDatabase } from './store/db';
 import { StoreHealth } from './store/health';
 import { loadInstanceKeys } from './store/keys';
 import { StoreLock } from './store/lock';
-import { migrateLatest, storeState } from './store/migrate';
+import {
+  coreMigrations,
+  type MigrationOwner,
+  migrateLatest,
+  pluginMigrations,
+  storeState,
+} from './store/migrate';
 import { closeObjects, createAjv } from './validation';
 import { version } from './version';
 
 export interface KernelOptions {
+  /**
+   * Turns each entry of the configuration's `plugins` list into its manifest. Core knows the plugin contract and
+   * never a plugin: the host (`server/`) says what an entry names (a bundled plugin, an npm package, a path).
+   */
+  resolvePlugin: PluginResolver;
   env?: NodeJS.ProcessEnv;
   /** Config values that win over files and environment (tests, CLI flags). */
   overrides?: Record<string, unknown>;
@@ -77,7 +96,9 @@ export class Kernel {
   private readonly jobs: NodeJS.Timeout[] = [];
   private readonly running: Promise<void>[] = [];
   private httpServer: Server | undefined;
-  private gateway: SshGateway | undefined;
+  private gateway: SshListener | undefined;
+  /** The plugin that serves SSH connections (RegisterContext.ssh), at most one. */
+  private ssh: { plugin: string; handler: SshConnectionHandler } | undefined;
   private db: Knex | undefined;
   private lock: StoreLock | undefined;
   private cache: Cache | undefined;
@@ -104,6 +125,10 @@ export class Kernel {
       metrics: asValue(this.metrics),
       features: asValue(this.features),
       passwords: asValue(new PasswordHashing({ config })),
+      // Infrastructure every plugin may use: one outgoing mailer (DESIGN.md section 3).
+      mailer: asClass(Mailer)
+        .singleton()
+        .disposer((m) => m.close()),
       kernel: asValue(this),
       caller: asValue({ kind: 'anonymous' }),
       tenantId: asValue(undefined),
@@ -116,22 +141,23 @@ export class Kernel {
   }
 
   /** Loads config and plugins and runs every plugin's `register` (no I/O). */
-  static async create(opts: KernelOptions = {}): Promise<Kernel> {
+  static async create(opts: KernelOptions): Promise<Kernel> {
     const config = loadConfig(opts.env ?? process.env, opts.overrides ?? {});
     const log = createLogger(config);
     const plugins: PluginManifest[] = [];
-    for (const name of config.plugins) {
-      const load = pluginLoaders[name];
-      if (!load) throw new ConfigError(`config: plugins lists "${name}", which is not a Gatehouse plugin`);
-      const manifest = await load();
+    const add = (manifest: PluginManifest, entry: string) => {
+      if (plugins.some((p) => p.name === manifest.name)) {
+        throw new ConfigError(`config: plugins lists "${manifest.name}" twice (entry "${entry}")`);
+      }
       for (const dep of manifest.dependsOn) {
         if (!plugins.some((p) => p.name === dep)) {
-          throw new ConfigError(`config: plugin "${name}" needs "${dep}" loaded before it`);
+          throw new ConfigError(`config: plugin "${manifest.name}" needs "${dep}" listed before it`);
         }
       }
       plugins.push(manifest);
-    }
-    plugins.push(...(opts.extraPlugins ?? []));
+    };
+    for (const entry of config.plugins) add(await opts.resolvePlugin(entry), entry);
+    for (const extra of opts.extraPlugins ?? []) add(extra, extra.name);
     const kernel = new Kernel(config, log, plugins, opts);
     await kernel.timed('register', async () => {
       for (const p of plugins) kernel.registerPlugin(p);
@@ -159,9 +185,12 @@ export class Kernel {
       provide: (entries) => this.container.register(entries),
       routes: (defs) => {
         for (const def of defs as RouteDef<RouteSchema>[]) {
-          if (this.routes.some((r) => r.method === def.method && r.path === def.path)) {
+          const taken = this.routes.findIndex((r) => r.method === def.method && r.path === def.path);
+          if (taken >= 0 && !this.routes[taken]?.standIn) {
             throw new Error(`plugin ${p.name}: route ${def.method} ${def.path} is already registered`);
           }
+          // A stand-in (a 501 of a call another edition serves) gives way to the plugin that serves it.
+          if (taken >= 0) this.routes.splice(taken, 1);
           // Unknown body fields are refused on every route (see closeObjects), in validation and documents alike.
           const schema = def.schema.body
             ? { ...def.schema, body: closeObjects(def.schema.body) }
@@ -179,18 +208,29 @@ export class Kernel {
       middleware: (mw) => this.early.push(mw),
       resolvers: (r) => Object.assign(this.resolvers, r),
       resolve: (name) => this.container.resolve(name),
+      ssh: (handler) => {
+        if (this.ssh) throw new Error(`plugin ${p.name}: SSH is already served by plugin ${this.ssh.plugin}`);
+        this.ssh = { plugin: p.name, handler };
+      },
       sealed: (column) => {
         this.sealedColumns.push(column);
       },
     });
   }
 
-  /** The migration owners of this edition: core first, then each plugin's folder. */
-  get migrationOwners(): string[] {
-    return [
-      'core',
-      ...this.plugins.filter((p) => p.migrations !== false).map((p) => String(p.migrations ?? p.name)),
-    ];
+  /** The migrations of this edition: core's first, then each plugin's directory in list order. */
+  get migrationOwners(): MigrationOwner[] {
+    const owners = [coreMigrations];
+    for (const p of this.plugins) {
+      const own = pluginMigrations(p);
+      if (own) owners.push(own);
+    }
+    return owners;
+  }
+
+  /** How this kernel turns plugin entries into manifests (another edition's kernel is built the same way). */
+  get resolvePlugin(): PluginResolver {
+    return this.opts.resolvePlugin;
   }
 
   openapi(): Record<string, unknown> {
@@ -287,7 +327,15 @@ export class Kernel {
     }
     if (this.opts.ssh !== false) {
       await this.timed('ssh', async () => {
-        this.gateway = new SshGateway(this.container, this.config, this.log.child({ part: 'ssh' }));
+        const { keys, sshPenalties } = this.container.cradle;
+        this.gateway = new SshListener({
+          hostKey: keys.sshHostKey,
+          config: this.config,
+          log: this.log.child({ part: 'ssh' }),
+          penalties: sshPenalties,
+          metrics: this.metrics,
+          connections: this.ssh?.handler,
+        });
         await this.gateway.listen(this.config.ssh.port, this.config.ssh.host);
       });
     }
@@ -318,7 +366,7 @@ export class Kernel {
   private app(): Koa {
     if (this.koa) return this.koa;
     const api = buildRouter(this.routes, this.container, {
-      tokens: () => this.container.resolve('tokens' as never) as TokenService,
+      tokens: () => this.container.cradle.tokens,
       resolvers: this.resolvers,
       isInternal: (ctx) => this.internalSockets.has(ctx.req.socket),
       isLocal: (ctx) => this.localSockets.has(ctx.req.socket),
@@ -329,7 +377,7 @@ export class Kernel {
       config: this.config,
       log: this.log,
       metrics: this.metrics,
-      routers: [ops, api],
+      routers: [ops, api, consoleModulesRouter(this.plugins, this.log)],
       early: this.early,
       health: this.health,
     });

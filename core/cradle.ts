@@ -14,11 +14,13 @@ import type { SecretBox } from './secrets';
 import type { SshPenalties } from './ssh/penalties';
 import type { StoreHealth } from './store/health';
 import type { InstanceKeys } from './store/keys';
+import type { TenantStore } from './store/tenant';
 
 /**
  * What the container holds. Core fills these; plugins add theirs by declaration merging:
  * `declare module '@gatehouse/core/cradle' { interface Cradle { users: UserService } }`.
- * `caller` and `tenantId` are per request (the request scope); at the root they are anonymous.
+ * `caller` and `tenantId` are per request (the request scope); at the root they are anonymous. `tenant` exists in the
+ * request scope only.
  */
 export interface Cradle {
   config: Config;
@@ -43,4 +45,9 @@ export interface Cradle {
   mailer: Mailer;
   caller: Caller;
   tenantId: string | undefined;
+  /**
+   * The caller's tenant store (request scope only): tenant services take it and so cannot be asked for another
+   * tenant's rows. Resolving it for a caller without a namespace is 403.
+   */
+  tenant: TenantStore;
 }

@@ -135,6 +135,12 @@ export class ServiceUnavailable extends HttpError {
 /** Translates PostgreSQL constraint violations into taxonomy errors; anything else is returned unchanged. */
 export function fromDatabaseError(err: unknown, columnsByConstraint: Record<string, string[]> = {}): unknown {
   if (typeof err !== 'object' || err === null) return err;
+  // Objection wraps the driver's error (db-errors); the codes PostgreSQL gave are on the one it wraps.
+  const native = (err as { nativeError?: unknown }).nativeError;
+  if (typeof native === 'object' && native !== null) {
+    const mapped = fromDatabaseError(native, columnsByConstraint);
+    return mapped === native ? err : mapped;
+  }
   const e = err as { code?: string; constraint?: string; detail?: string; column?: string };
   if (e.code === '23505') {
     const fields = (e.constraint ? columnsByConstraint[e.constraint] : undefined) ??

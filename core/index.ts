@@ -15,22 +15,49 @@ export { isRole, type Role, roleAtLeast, roles } from './auth/roles';
 export { type TokenClaims, TokenService } from './auth/tokens';
 export { Kernel, type KernelOptions } from './boot';
 export type { AtomicStep, Cache, SyncEntries } from './cache';
+export {
+  type CliAction,
+  type CliArgument,
+  type CliCommand,
+  type CliGroup,
+  type CliInput,
+  type CliOption,
+  defineCommand,
+  type LocalCall,
+} from './cli';
 export type { Config } from './config/schema';
 export type { Cradle } from './cradle';
 export * from './errors';
-export { type HookMap, Hooks } from './hooks';
+export { type HookMap, Hooks, type MemberInvite } from './hooks';
+export { type ConsoleModuleEntry, consoleModuleEntries } from './http/console-modules';
 export * from './http/list';
-export { defineRoute, type RouteDef, type RouteRequest, type RouteSchema } from './http/route';
+export {
+  defineRoute,
+  type Method,
+  type Page,
+  type RouteDef,
+  type RouteRequest,
+  type RouteSchema,
+} from './http/route';
 export { type CallerResolvers, fieldsOf } from './http/router';
 export type { UpgradeHandler } from './http/server';
 export type { Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
-export { type BootContext, definePlugin, type PluginManifest, type RegisterContext } from './plugin';
+export {
+  type BootContext,
+  definePlugin,
+  type InstanceFeatures,
+  type PluginConsole,
+  type PluginManifest,
+  type PluginResolver,
+  type RegisterContext,
+} from './plugin';
 export { newSecretKey, type SealedColumn, SecretBox } from './secrets';
-export type { GatewayConnector } from './ssh/gateway';
+export type { SshConnectionHandler } from './ssh/listener';
 export { type PenaltyEvent, SshPenalties } from './ssh/penalties';
 export { parseSshId, printable, type SshTarget } from './ssh/sshid';
 export type { InstanceKeys } from './store/keys';
+export { StoreModel, TenantModel } from './store/model';
 export { requireTenant, TenantStore } from './store/tenant';
 export {
   AGENT_CONNECTION_PATH,
@@ -38,7 +65,6 @@ export {
   type TunnelAdmission,
   TunnelHub,
   type TunnelHubOptions,
-  type TunnelPresence,
 } from './tunnel/hub';
 export { createAjv } from './validation';
 export { version } from './version';

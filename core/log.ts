@@ -33,6 +33,9 @@ export function createLogger(
         'req.headers["x-api-key"]',
         '*.recovery_code',
         '*.secret',
+        // Billing (cloud): the Stripe keys wherever a config object is logged.
+        '*.stripeSecretKey',
+        '*.stripeWebhookSecret',
       ],
       censor: '[redacted]',
     },

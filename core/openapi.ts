@@ -106,17 +106,18 @@ function operation(r: RegisteredRoute): Json {
   }
   const responses: Record<string, Json> = {};
   const declared = r.schema.response ?? { [r.status ?? 200]: null };
+  // A paged list always answers with its total; the route may word the header's description itself.
+  const headers = r.paged
+    ? { 'X-Total-Count': 'Number of items in all pages.', ...r.schema.headers }
+    : r.schema.headers;
   for (const [status, schema] of Object.entries(declared)) {
     responses[status] = {
       description: status.startsWith('2') ? 'Success' : 'Refused',
       ...(schema ? { content: { 'application/json': { schema: clean(schema) } } } : {}),
-      ...(status.startsWith('2') && r.schema.headers
+      ...(status.startsWith('2') && headers
         ? {
             headers: Object.fromEntries(
-              Object.entries(r.schema.headers).map(([h, d]) => [
-                h,
-                { description: d, schema: { type: 'string' } },
-              ]),
+              Object.entries(headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]),
             ),
           }
         : {}),

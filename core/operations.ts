@@ -48,6 +48,10 @@ export function operationsRouter(kernel: Kernel, isInternal: (ctx: Context) => b
 export async function openapiFor(kernel: Kernel, edition: string): Promise<Record<string, unknown>> {
   if (kernel.config.edition === edition) return kernel.openapi();
   const { Kernel: K } = await import('./boot');
-  const other = await K.create({ env: {}, overrides: { edition, log: { level: 'silent', pretty: false } } });
+  const other = await K.create({
+    env: {},
+    resolvePlugin: kernel.resolvePlugin,
+    overrides: { edition, log: { level: 'silent', pretty: false } },
+  });
   return other.openapi();
 }

@@ -3,6 +3,7 @@ import type { AwilixContainer, Resolver } from 'awilix';
 import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import type { Cache } from './cache';
+import type { CliCommand } from './cli';
 import type { Config } from './config/schema';
 import type { Hooks } from './hooks';
 import type { Cradle, RouteDef, RouteSchema } from './http/route';
@@ -10,6 +11,7 @@ import type { CallerResolvers } from './http/router';
 import type { UpgradeHandler } from './http/server';
 import type { Logger } from './log';
 import type { SealedColumn } from './secrets';
+import type { SshConnectionHandler } from './ssh/listener';
 
 /** Things a plugin says about the instance in `GET /info` (e.g. enterprise turns `saml` on when configured). */
 export interface InstanceFeatures {
@@ -47,6 +49,11 @@ export interface RegisterContext {
   /** Resolves a container entry later, at request or boot time (never during register). */
   resolve<K extends keyof Cradle>(name: K): Cradle[K];
   /**
+   * Serves core's SSH listener: each connection that passed the pre-auth limits is handed to `handler` (the
+   * SSH gateway). One plugin at most; without one every sign-in is refused.
+   */
+  ssh(handler: SshConnectionHandler): void;
+  /**
    * Declares a column holding secrets (seal its values with `secrets.seal` before writing them): plain values left
    * from before are sealed at start, and `gatehouse secrets rotate` seals them all again with a new key.
    */
@@ -65,17 +72,49 @@ export interface BootContext {
   every(seconds: number, name: string, fn: () => Promise<void>): void;
 }
 
+/**
+ * A plugin's console module: a folder of prebuilt ES modules (built with `@gatehouse/console/vite`, React and the
+ * console kit left to the shell's import map) that the server serves under `/console/plugins`, in a folder named
+ * after the plugin, and the file in it whose default export is the module's slots (`defineWebModule`). `GET /info` lists its URL for the console.
+ */
+export interface PluginConsole {
+  /** The folder: an absolute path or a `file:` URL, e.g. `new URL('./web/dist/', import.meta.url)`. */
+  dir: string | URL;
+  /** The entry file inside `dir`, e.g. `index.js`. */
+  entry: string;
+}
+
+/**
+ * A plugin: one manifest owns everything it adds (DESIGN.md section 3). The host (`server/`) reads the plugin list of
+ * the configuration, loads each entry's manifest and hands the list to the kernel, which registers them in order.
+ */
 export interface PluginManifest {
+  /** Unique among the loaded plugins; names its config (`pluginConfig.<name>`), log lines and migrations. */
   name: string;
+  /** Plugins that must be listed (and so registered and booted) before this one. */
   dependsOn: string[];
   /** Validates `pluginConfig.<name>`; errors name the plugin. */
   configSchema?: TSchema;
-  /** Folder under `migrations/` with this plugin's knex migrations; defaults to the plugin name. */
-  migrations?: string | false;
+  /**
+   * The directory of this plugin's knex migrations (absolute path or `file:` URL, e.g.
+   * `new URL('./migrations/', import.meta.url)`): files whose names start with a digit, applied in name order and
+   * recorded as `<plugin name>/<file>`. Bundled plugins keep theirs under the repository's `migrations/<plugin>/`.
+   */
+  migrations?: string | URL;
+  /** Commands this plugin adds to the `gatehouse` CLI. */
+  cli?: CliCommand[];
+  /** The plugin's console module, if it adds screens to the console. */
+  console?: PluginConsole;
+  /** Declares what the plugin adds (container entries, routes, hooks...). No I/O. */
   register(ctx: RegisterContext): void;
+  /** After the store is open and migrated, before HTTP listens (in list order). May do I/O. */
   boot?(ctx: BootContext): Promise<void>;
+  /** When the server stops, in reverse list order, after HTTP and SSH closed. */
   shutdown?(ctx: BootContext): Promise<void>;
 }
+
+/** Turns one entry of the configuration's `plugins` list into its manifest (what an entry means is the host's). */
+export type PluginResolver = (entry: string) => Promise<PluginManifest>;
 
 /** Identity function that types a plugin manifest (STYLE.md example 1). */
 export function definePlugin(manifest: PluginManifest): PluginManifest {

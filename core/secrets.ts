@@ -67,6 +67,8 @@ function writeKeyFile(file: string, keys: string[], note: string): void {
 export class SecretBox {
   private keys: Buffer[];
   private readonly fromFile: string | undefined;
+  /** The rotation running now: the next waits for it (two at once would drop a key the other still reads). */
+  private rotation: Promise<unknown> = Promise.resolve();
 
   private constructor(
     keys: Buffer[],
@@ -189,7 +191,19 @@ export class SecretBox {
    * listed until every value is re-sealed, then go); with GATEHOUSE_SECRET_KEY, the first key listed there is the new
    * one. Every sealed value of `columns` is opened and sealed again in one transaction. Returns the key ids.
    */
-  async rotate(db: Knex, columns: SealedColumn[]): Promise<{ from: string[]; to: string; resealed: number }> {
+  rotate(db: Knex, columns: SealedColumn[]): Promise<{ from: string[]; to: string; resealed: number }> {
+    const next = this.rotation.then(
+      () => this.rotateNow(db, columns),
+      () => this.rotateNow(db, columns),
+    );
+    this.rotation = next.catch(() => undefined);
+    return next;
+  }
+
+  private async rotateNow(
+    db: Knex,
+    columns: SealedColumn[],
+  ): Promise<{ from: string[]; to: string; resealed: number }> {
     const from = [...new Set(this.keys.map(keyId))];
     if (this.fromFile) {
       const fresh = newSecretKey();

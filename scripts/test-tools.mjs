@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The suites drive real programs: Debian's Chromium (console and docs), the OpenSSH client, server and SFTP server,
-// sshpass (password prompts), sudo and curl (the agent's documented install command), and ssh-audit (the gateway's
-// algorithms, test/security). This checks they are present and, on Debian as root, installs what is missing from
+// sshpass (password prompts), sudo and curl (the agent's documented install command), ssh-audit (the gateway's
+// algorithms, test/security), and podman with runc and a static busybox (the container engine of the connector
+// tests, test/support/podman.ts). This checks they are present and, on Debian as root, installs what is missing from
 // Debian's own packages; elsewhere it names the packages to install and stops.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -19,6 +20,13 @@ const tools = [
   { path: '/usr/bin/curl', pkg: 'curl' },
   { path: '/usr/bin/setpriv', pkg: 'util-linux' },
   { path: '/usr/bin/ssh-audit', pkg: 'ssh-audit' },
+  { path: '/usr/bin/podman', pkg: 'podman' },
+  // crun, podman's default runtime, fails on this host's cgroup layout; the tests configure runc.
+  { path: '/usr/sbin/runc', pkg: 'runc' },
+  { path: '/bin/busybox', pkg: 'busybox-static' },
+  // The SAML tests make their IdP's certificate, and run the SAML docs' commands (openssl, jq).
+  { path: '/usr/bin/openssl', pkg: 'openssl' },
+  { path: '/usr/bin/jq', pkg: 'jq' },
 ];
 
 const missing = [...new Set(tools.filter((t) => !existsSync(t.path)).map((t) => t.pkg))];

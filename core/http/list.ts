@@ -1,8 +1,9 @@
 import { Type as T, type TProperties, type TString } from '@sinclair/typebox';
 import type { Knex } from 'knex';
-import type { Context } from 'koa';
+import type { Model, QueryBuilder } from 'objection';
 import { Invalid } from '../errors';
 import { unstorableFields } from '../validation';
+import type { Page } from './route';
 
 /** `page` >= 1 (default 1) and `per_page` 1..100 (default 10), SPEC.md section 5. */
 export const pageQuery = {
@@ -201,18 +202,29 @@ function condition(field: FilterField, op: FilterOperator, value: unknown): (b: 
   }
 }
 
-/** Runs a paged query, putting the total in `X-Total-Count` (SPEC.md section 7). */
-export async function paginate<Row>(
-  ctx: Context,
-  qb: Knex.QueryBuilder,
+/** A query a page can be taken from: a knex query builder or an objection model query. */
+type PageableQuery<Row> = Knex.QueryBuilder | (Row extends Model ? QueryBuilder<Row, Row[]> : never);
+
+/**
+ * One page of a query and the number of rows in all pages (SPEC.md section 5), for a paged route to return: the
+ * router puts the total in `X-Total-Count`. Rows of one sort value keep the store's order; nulls sort last when
+ * descending and first when ascending, the way round the console expects.
+ */
+export async function listPage<Row>(
+  qb: PageableQuery<Row>,
   query: { page: number; per_page: number },
   order?: { column: string; direction: 'asc' | 'desc' },
-): Promise<Row[]> {
-  const countQuery = qb.clone().clearSelect().clearOrder().count<{ count: number }[]>({ count: '*' });
-  const [{ count } = { count: 0 }] = await countQuery;
-  if (order) qb.orderBy(order.column, order.direction, order.direction === 'desc' ? 'last' : 'first');
-  const rows = (await qb.limit(query.per_page).offset((query.page - 1) * query.per_page)) as Row[];
-  ctx.set('X-Total-Count', String(count));
-  ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-  return rows;
+): Promise<Page<Row>> {
+  let total: number;
+  if ('resultSize' in qb) total = await qb.resultSize();
+  else {
+    const counted = qb.clone().clearSelect().clearOrder().count<{ count: number }[]>({ count: '*' });
+    const [{ count } = { count: 0 }] = await counted;
+    total = Number(count);
+  }
+  // One shape for both builders: objection's mirrors knex's for these calls.
+  const q = qb as Knex.QueryBuilder;
+  if (order) q.orderBy(order.column, order.direction, order.direction === 'desc' ? 'last' : 'first');
+  const items = (await q.limit(query.per_page).offset((query.page - 1) * query.per_page)) as Row[];
+  return { items, total };
 }

@@ -39,6 +39,12 @@ export interface RouteRequest<S extends RouteSchema> {
   tenantId(): string;
 }
 
+/** One page of a list and the number of items in all pages (the router sends the total as `X-Total-Count`). */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
 /** A route as data: validation, permission checks and the OpenAPI documents all come from this (STYLE.md 4). */
 export interface RouteDef<S extends RouteSchema = RouteSchema> {
   method: Method;
@@ -54,13 +60,32 @@ export interface RouteDef<S extends RouteSchema = RouteSchema> {
   description?: string;
   tags: string[];
   deprecated?: boolean;
+  /**
+   * A stand-in, answered only until a later plugin registers the same method and path and so replaces it: the calls
+   * SPEC.md says answer 501 outside an edition (SAML, section 6) say so where that edition's plugin is not loaded.
+   */
+  standIn?: boolean;
   /** Documented with status 200 unless set; the handler may still set ctx.status. */
   status?: number;
   schema: S;
+  /**
+   * A paged list (SPEC.md section 5): the query schema takes `page` and `per_page` (`pageQuery`, `listQuery`), the
+   * handler returns a `Page`, and the router answers with its items and sets `X-Total-Count` (documented in the
+   * OpenAPI document without the route saying so).
+   */
+  paged?: boolean;
   handler: (req: RouteRequest<S>) => unknown;
 }
 
-/** Identity function that gives a route definition its types. */
+/** A paged list route: its handler returns one page and the total. */
+export interface PagedRouteDef<S extends RouteSchema = RouteSchema> extends RouteDef<S> {
+  paged: true;
+  handler: (req: RouteRequest<S>) => Page<unknown> | Promise<Page<unknown>>;
+}
+
+/** Identity function that gives a route definition its types (a paged one's handler must return a `Page`). */
+export function defineRoute<S extends RouteSchema>(def: PagedRouteDef<S>): RouteDef<S>;
+export function defineRoute<S extends RouteSchema>(def: RouteDef<S> & { paged?: false }): RouteDef<S>;
 export function defineRoute<S extends RouteSchema>(def: RouteDef<S>): RouteDef<S> {
   return def;
 }

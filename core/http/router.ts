@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { TSchema } from '@sinclair/typebox';
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { type AwilixContainer, asValue } from 'awilix';
+import { type AwilixContainer, asFunction, asValue } from 'awilix';
 import type { Context } from 'koa';
 import { type AuthKind, type Caller, callerTenant } from '../auth/caller';
 import { roleAtLeast } from '../auth/roles';
@@ -9,9 +9,9 @@ import type { TokenClaims, TokenService } from '../auth/tokens';
 import { Forbidden, Invalid, NotFound, Unauthorized } from '../errors';
 import type { StoreHealth } from '../store/health';
 import { storeDown } from '../store/health';
-import { requireTenant } from '../store/tenant';
+import { requireTenant, TenantStore } from '../store/tenant';
 import { createAjv, unstorableFields } from '../validation';
-import type { Cradle, RegisteredRoute, RouteRequest, RouteSchema } from './route';
+import type { Cradle, Page, RegisteredRoute, RouteRequest, RouteSchema } from './route';
 
 /**
  * How credentials become a caller. Core verifies token signatures; plugins that own users, API keys and devices
@@ -41,13 +41,14 @@ export function buildRouter(
   const ajvParams = createAjv({ coerceTypes: 'array' });
   const ajvBody = createAjv();
 
-  for (const route of routes) {
+  for (const route of bySpecificity(routes)) {
     if (!route.auth?.length)
       throw new Error(`route ${route.method} ${route.path} declares no auth (deny by default)`);
     if (route.instanceAdmin && route.auth.some((k) => k !== 'user' && k !== 'local'))
       throw new Error(
         `route ${route.method} ${route.path}: instance administration takes users and the local socket only`,
       );
+    if (route.paged) checkPaged(route);
     const check = {
       params: compile(ajvParams, route.schema.params),
       query: compile(ajvParams, route.schema.query),
@@ -66,7 +67,14 @@ export function buildRouter(
         : undefined;
       if (bad.length) throw new Invalid([...new Set(bad)]);
       const scope = container.createScope();
-      scope.register({ caller: asValue(caller), tenantId: asValue(callerTenant(caller)) });
+      const tenantId = callerTenant(caller);
+      scope.register({
+        caller: asValue(caller),
+        tenantId: asValue(tenantId),
+        // The caller's tenant, bound once: tenant services take it and cannot reach another tenant's rows. Made
+        // when first asked for, so calls that need no namespace still work for a caller who has none (403 else).
+        tenant: asFunction(({ db }: Cradle) => new TenantStore(db, requireTenant(tenantId))).scoped(),
+      });
       ctx.state.caller = caller;
       const req: RouteRequest<RouteSchema> = {
         params,
@@ -76,10 +84,11 @@ export function buildRouter(
         scope,
         services: scope.cradle,
         ctx,
-        tenantId: () => requireTenant(callerTenant(caller)),
+        tenantId: () => requireTenant(tenantId),
       } as RouteRequest<RouteSchema>;
       try {
-        const result = await route.handler(req);
+        let result = await route.handler(req);
+        if (route.paged) result = sendPage(ctx, result);
         if (route.status && ctx.status === 404) ctx.status = route.status;
         if (result !== undefined) {
           ctx.body = result;
@@ -94,6 +103,40 @@ export function buildRouter(
     });
   }
   return router;
+}
+
+/** A paged route takes the paging parameters of SPEC.md section 5; a route that does not fails boot. */
+function checkPaged(route: RegisteredRoute): void {
+  const props = (route.schema.query as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (!props?.page || !props.per_page)
+    throw new Error(`route ${route.method} ${route.path} is paged but its query takes no page and per_page`);
+}
+
+/** Sends a page: the items as the body, the total in `X-Total-Count` (readable by other origins' pages too). */
+function sendPage(ctx: Context, result: unknown): unknown[] {
+  const page = result as Page<unknown> | undefined;
+  if (!Array.isArray(page?.items) || typeof page.total !== 'number')
+    throw new Error(`paged route ${ctx.method} ${ctx.path} answered something other than { items, total }`);
+  ctx.set('X-Total-Count', String(page.total));
+  ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
+  return page.items;
+}
+
+/**
+ * Routes with a fixed segment where another has a parameter come first, whatever order the plugins registered them
+ * in: the router answers with the first match, and `PATCH .../members/accept-invite` (cloud) must not be taken for
+ * `PATCH .../members/:uid` (community).
+ */
+function bySpecificity(routes: RegisteredRoute[]): RegisteredRoute[] {
+  const kinds = (path: string) => path.split('/').map((s) => (s.startsWith(':') ? 1 : 0));
+  return [...routes].sort((a, b) => {
+    const ka = kinds(a.path);
+    const kb = kinds(b.path);
+    for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
+      if (ka[i] !== kb[i]) return (ka[i] ?? 0) - (kb[i] ?? 0);
+    }
+    return ka.length - kb.length;
+  });
 }
 
 function compile(

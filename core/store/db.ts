@@ -47,7 +47,22 @@ export function openDatabase(
     mkdirSync(dir, { recursive: true });
     connection = { pglite: new PGlite({ fs: new DurableNodeFS(dir), startParams: durableStartParams }) };
   }
-  return knexFactory({ client: ClientPgLite, dialect: 'postgres', connection } as Knex.Config);
+  return knexFactory({ client: EmbeddedClient, dialect: 'postgres', connection } as unknown as Knex.Config);
+}
+
+/**
+ * knex-pglite names a delete's command `DEL` (from knex's method name `del`), so knex's PostgreSQL client does not
+ * see a DELETE and answers the raw result instead of the number of rows deleted, as it does on PostgreSQL. The
+ * embedded store must answer as PostgreSQL does: a model's `deleteById` says 0 for a row of another tenant.
+ */
+class EmbeddedClient extends (ClientPgLite as unknown as new (
+  config: Knex.Config,
+) => {
+  processResponse(obj: { method?: string }, runner: unknown): unknown;
+}) {
+  override processResponse(obj: { method?: string }, runner: unknown): unknown {
+    return super.processResponse(obj.method === 'del' ? { ...obj, method: 'delete' } : obj, runner);
+  }
 }
 
 export function isEmbedded(config: Pick<Config, 'database'>): boolean {

@@ -39,7 +39,9 @@ function storeErrorKind(err: unknown): 'store' | 'network' | undefined {
     const kinds = err.errors.map(storeErrorKind);
     return kinds.includes('store') ? 'store' : kinds.includes('network') ? 'network' : undefined;
   }
-  const e = err as { code?: unknown; name?: unknown; message?: unknown };
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; nativeError?: unknown };
+  // A model query's error wraps the driver's (objection's db-errors): judge the one it wraps.
+  if (e.nativeError) return storeErrorKind(e.nativeError);
   const code = typeof e.code === 'string' ? e.code : '';
   if (code.startsWith('08') && code.length === 5) return 'store';
   if (UNAVAILABLE_SQLSTATES.has(code)) return 'store';

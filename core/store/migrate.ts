@@ -1,8 +1,36 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
-import { repoRoot } from '../config/load';
+import { ConfigError, repoRoot } from '../config/load';
+import type { PluginManifest } from '../plugin';
+
+/** Whose migrations, and where they are: `name` prefixes each migration's recorded name. */
+export interface MigrationOwner {
+  name: string;
+  dir: string;
+}
+
+/** Core's own migrations (the instance's keys and settings), applied before any plugin's. */
+export const coreMigrations: MigrationOwner = {
+  name: 'core',
+  dir: path.join(repoRoot, 'migrations', 'core'),
+};
+
+/** The migrations a manifest registers, or undefined when it has none. */
+export function pluginMigrations(
+  plugin: Pick<PluginManifest, 'name' | 'migrations'>,
+): MigrationOwner | undefined {
+  const where = plugin.migrations;
+  if (where === undefined) return undefined;
+  const dir = where instanceof URL || where.startsWith('file:') ? fileURLToPath(where) : where;
+  if (!path.isAbsolute(dir)) {
+    throw new ConfigError(
+      `plugin ${plugin.name}: migrations must be an absolute directory or a file: URL; got "${dir}"`,
+    );
+  }
+  return { name: plugin.name, dir };
+}
 
 /** What a migration file exports. */
 export interface MigrationModule {
@@ -18,26 +46,26 @@ export type StoreState =
 
 const TABLE = 'gatehouse_migrations';
 
-/** Migration folders of the given owners (core first, then each plugin), named `<owner>/<file>`. */
-export function migrationFiles(owners: string[]): { name: string; file: string }[] {
+/**
+ * Migration files of the given owners (core first, then each plugin), named `<owner>/<file without extension>`.
+ * TypeScript files run through tsx in a checkout; an outside plugin ships JavaScript.
+ */
+export function migrationFiles(owners: MigrationOwner[]): { name: string; file: string }[] {
   const out: { name: string; file: string }[] = [];
   for (const owner of owners) {
-    const dir = path.join(repoRoot, 'migrations', owner);
-    let files: string[] = [];
-    try {
-      files = readdirSync(dir).filter((f) => /^\d.*\.ts$/.test(f) && !f.endsWith('.d.ts'));
-    } catch {
-      continue;
+    if (!existsSync(owner.dir)) {
+      throw new ConfigError(`plugin ${owner.name}: its migrations directory ${owner.dir} does not exist`);
     }
+    const files = readdirSync(owner.dir).filter((f) => /^\d.*\.(ts|js|mjs)$/.test(f) && !f.endsWith('.d.ts'));
     for (const f of files.sort())
-      out.push({ name: `${owner}/${f.replace(/\.ts$/, '')}`, file: path.join(dir, f) });
+      out.push({ name: `${owner.name}/${f.replace(/\.(ts|js|mjs)$/, '')}`, file: path.join(owner.dir, f) });
   }
   return out;
 }
 
 /** A knex migration source over the owners' folders, in owner order then file order. */
 export class OwnerMigrationSource implements Knex.MigrationSource<{ name: string; file: string }> {
-  constructor(private readonly owners: string[]) {}
+  constructor(private readonly owners: MigrationOwner[]) {}
   async getMigrations() {
     return migrationFiles(this.owners);
   }
@@ -49,7 +77,7 @@ export class OwnerMigrationSource implements Knex.MigrationSource<{ name: string
   }
 }
 
-function config(owners: string[]): Knex.MigratorConfig {
+function config(owners: MigrationOwner[]): Knex.MigratorConfig {
   return {
     migrationSource: new OwnerMigrationSource(owners),
     tableName: TABLE,
@@ -57,7 +85,7 @@ function config(owners: string[]): Knex.MigratorConfig {
   };
 }
 
-export async function storeState(db: Knex, owners: string[]): Promise<StoreState> {
+export async function storeState(db: Knex, owners: MigrationOwner[]): Promise<StoreState> {
   const exists = await db.schema.hasTable(TABLE);
   const [, pending] = (await db.migrate.list(config(owners))) as [unknown[], { name: string }[]];
   const names = pending.map((p) => p.name);
@@ -66,12 +94,12 @@ export async function storeState(db: Knex, owners: string[]): Promise<StoreState
 }
 
 /** Applies pending migrations of the owners; returns the names applied. Runs under knex's migration lock. */
-export async function migrateLatest(db: Knex, owners: string[]): Promise<string[]> {
+export async function migrateLatest(db: Knex, owners: MigrationOwner[]): Promise<string[]> {
   const [, applied] = (await db.migrate.latest(config(owners))) as [number, string[]];
   return applied;
 }
 
 /** Rolls back every migration of the owners (used by the migration tests and `gatehouse migrate --down`). */
-export async function migrateDownAll(db: Knex, owners: string[]): Promise<void> {
+export async function migrateDownAll(db: Knex, owners: MigrationOwner[]): Promise<void> {
   await db.migrate.rollback(config(owners), true);
 }

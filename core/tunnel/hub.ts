@@ -13,6 +13,7 @@ import { AGENT_PROTOCOL, checkProof, PROOF_WINDOW_SECONDS, protocolRefusal } fro
 import { createWebSocketStream, WebSocket, WebSocketServer } from 'ws';
 import type { TokenService } from '../auth/tokens';
 import { type Cache, createCache } from '../cache';
+import type { HookMap, Hooks } from '../hooks';
 import type { UpgradeHandler } from '../http/server';
 import type { Logger } from '../log';
 
@@ -24,17 +25,24 @@ export type TunnelAdmission =
     }
   | { ok: false; status: 401 | 403 | 404; message: string; deviceStatus?: string };
 
-/**
- * What the hub tells the owner of devices (the community devices feature) and asks it. Writes for one device
- * arrive in order: `online` before the `offline` of the same tunnel.
- */
-export interface TunnelPresence {
-  /** Called for every tunnel request after its device token verified: accepted devices only. */
-  admit(device: { uid: string; tenantId: string }): Promise<TunnelAdmission>;
-  online(uid: string, remoteAddr: string): Promise<void>;
-  offline(uids: string[]): Promise<void>;
-  /** Devices that answered a ping this round (one write for all of them). */
-  alive(uids: string[]): Promise<void>;
+declare module '../hooks' {
+  interface HookMap {
+    /**
+     * A tunnel request whose device token verified. The owner of devices says whether the device may hold a
+     * tunnel by setting `admission` (only accepted devices may, with their registered key); until a handler does,
+     * the request is refused as an unknown device.
+     */
+    'tunnel.admit': { device: { uid: string; tenantId: string }; admission: TunnelAdmission };
+    /**
+     * A device's tunnel came up on this instance. The hooks of one device run in order: `tunnel.online` before
+     * the `tunnel.offline` of the same tunnel.
+     */
+    'tunnel.online': { uid: string; remoteAddr: string };
+    /** Tunnels went down (a close, or every tunnel of this instance at stop). */
+    'tunnel.offline': { uids: string[] };
+    /** Devices whose tunnels answered a ping this round (one call for all of them). */
+    'tunnel.alive': { uids: string[] };
+  }
 }
 
 /** `open` on a device without a live tunnel here. */
@@ -77,7 +85,8 @@ interface Lease {
 export interface TunnelHubDeps {
   tokens: TokenService;
   log: Logger;
-  tunnelPresence: TunnelPresence;
+  /** What the hub tells the owner of devices, and asks it (the `tunnel.*` hooks). */
+  hooks: Hooks;
   /** Shared by the instances (Redis); without it (or with the in-process cache) nothing is forwarded. */
   cache?: Cache;
   kernel?: { internalAddress: string };
@@ -95,7 +104,7 @@ export interface TunnelHubDeps {
 export class TunnelHub {
   private readonly tokens: TokenService;
   private readonly log: Logger;
-  private readonly presence: TunnelPresence;
+  private readonly hooks: Hooks;
   private readonly cache: Cache | undefined;
   /** Nonces of tunnel proofs seen within the window (replay); the shared cache when there is one. */
   private readonly nonces: Cache;
@@ -128,7 +137,7 @@ export class TunnelHub {
   constructor(deps: TunnelHubDeps, options: TunnelHubOptions = {}) {
     this.tokens = deps.tokens;
     this.log = deps.log.child({ part: 'tunnels' });
-    this.presence = deps.tunnelPresence;
+    this.hooks = deps.hooks;
     this.cache = deps.cache;
     this.nonces = deps.cache ?? createCache(undefined);
     this.address = () => deps.kernel?.internalAddress;
@@ -305,7 +314,12 @@ export class TunnelHub {
       refuse(socket, 401, { message: 'missing or malformed jwt or API token' });
       return true;
     }
-    const admission = await this.presence.admit(device);
+    const asked: HookMap['tunnel.admit'] = {
+      device,
+      admission: { ok: false, status: 404, message: 'device not found' },
+    };
+    await this.hooks.run('tunnel.admit', asked);
+    const { admission } = asked;
     if (!admission.ok) {
       refuse(socket, admission.status, {
         message: admission.message,
@@ -376,11 +390,11 @@ export class TunnelHub {
       if (this.tunnels.get(uid) !== live) return;
       this.tunnels.delete(uid);
       void this.dropLease(uid);
-      if (!this.stopped) this.serial(uid, () => this.presence.offline([uid]));
+      if (!this.stopped) this.serial(uid, () => this.hooks.run('tunnel.offline', { uids: [uid] }));
     });
     if (!session.closed) {
       void this.renewLeases([uid]);
-      this.serial(uid, () => this.presence.online(uid, remoteAddr));
+      this.serial(uid, () => this.hooks.run('tunnel.online', { uid, remoteAddr }));
     }
     this.log.debug({ uid, remoteAddr, replaced: previous !== undefined }, 'tunnel up');
   }
@@ -412,7 +426,9 @@ export class TunnelHub {
     );
     if (alive.length > 0 && !this.stopped) {
       await this.renewLeases(alive);
-      await this.presence.alive(alive).catch((err: unknown) => this.log.error({ err }, 'ping write failed'));
+      await this.hooks
+        .run('tunnel.alive', { uids: alive })
+        .catch((err: unknown) => this.log.error({ err }, 'ping write failed'));
     }
   }
 
@@ -455,8 +471,8 @@ export class TunnelHub {
     await Promise.allSettled(uids.map((uid) => this.dropLease(uid)));
     await Promise.allSettled(this.writes.values());
     if (uids.length > 0) {
-      await this.presence
-        .offline(uids)
+      await this.hooks
+        .run('tunnel.offline', { uids })
         .catch((err: unknown) => this.log.error({ err }, 'offline write failed'));
     }
     this.wss.close();

@@ -1,9 +1,8 @@
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
-import type { AwilixContainer } from 'awilix';
 import ssh2, { type Algorithms, type AuthContext, type Connection } from 'ssh2';
 import type { Config } from '../config/schema';
-import type { Cradle } from '../cradle';
 import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
 import { SshPenalties } from './penalties';
 import { parseSshId } from './sshid';
 import { StartupLimits } from './startups';
@@ -31,11 +30,23 @@ export const gatewayAlgorithms: Algorithms = {
 };
 
 /**
- * What turns a gateway connection into a device session. The community plugin provides it (devices, public keys,
- * firewall, sessions); without it every sign-in is refused with a clear message.
+ * What the listener hands each connection to once its identification line is in: the SSH gateway, which turns it
+ * into a device session. A plugin serves it (`RegisterContext.ssh`; the community plugin's gateway); without one
+ * every sign-in is refused.
  */
-export interface GatewayConnector {
+export interface SshConnectionHandler {
   handle(conn: Connection, info: { ip: string; port: number }): void;
+}
+
+/** What the listener works with, passed in by the kernel. */
+export interface SshListenerDeps {
+  /** The instance's SSH host key (PEM). */
+  hostKey: string;
+  config: Config;
+  log: Logger;
+  penalties: SshPenalties;
+  metrics: Metrics;
+  connections: SshConnectionHandler | undefined;
 }
 
 /** What the gateway keeps of a TCP connection until it signs in. */
@@ -46,25 +57,32 @@ interface Startup {
 }
 
 /**
- * The SSH gateway listener: host key from the store, and before the SSH handshake even starts, the pre-auth limits
+ * The SSH listener: the instance's host key, and before the SSH handshake even starts, the pre-auth limits
  * (OpenSSH's model): the timeout runs from the TCP accept, unauthenticated connections are capped in total
  * (MaxStartups) and per source (PerSourceMaxStartups), and a penalised source is refused at once
- * (PerSourcePenalties). The connector does the rest.
+ * (PerSourcePenalties). The SSH gateway it hands connections to does the rest.
  */
-export class SshGateway {
+export class SshListener {
   private readonly server: ssh2.Server;
   private readonly connections = new Set<Connection>();
   private readonly startups: StartupLimits;
   private readonly pending = new Map<Socket, Startup>();
+  private readonly config: Config;
+  private readonly log: Logger;
+  private readonly penalties: SshPenalties;
+  private readonly metrics: Metrics;
+  private readonly handler: SshConnectionHandler | undefined;
 
-  constructor(
-    private readonly container: AwilixContainer<Cradle>,
-    private readonly config: Config,
-    private readonly log: Logger,
-  ) {
+  constructor(deps: SshListenerDeps) {
+    const { config } = deps;
+    this.config = config;
+    this.log = deps.log;
+    this.penalties = deps.penalties;
+    this.metrics = deps.metrics;
+    this.handler = deps.connections;
     this.server = new ssh2.Server(
       {
-        hostKeys: [container.cradle.keys.sshHostKey],
+        hostKeys: [deps.hostKey],
         algorithms: gatewayAlgorithms,
         ident: 'Gatehouse',
         banner: undefined,
@@ -90,10 +108,6 @@ export class SshGateway {
     });
   }
 
-  private get penalties(): SshPenalties {
-    return this.container.cradle.sshPenalties;
-  }
-
   /** The checks at accept; `handshake` starts SSH on the socket when they pass. */
   private intercept(socket: Socket, handshake: () => void): void {
     socket.setNoDelay(true);
@@ -108,7 +122,7 @@ export class SshGateway {
           ? 'ssh connection refused: too many unauthenticated connections from this source'
           : 'ssh connection refused: too many unauthenticated connections',
       );
-      this.container.cradle.metrics.sshRefused.inc({
+      this.metrics.sshRefused.inc({
         reason: verdict === 'source' ? 'per-source' : 'startups',
       });
       socket.destroy();
@@ -131,7 +145,7 @@ export class SshGateway {
       (seconds) => {
         if (seconds > 0) {
           this.log.warn({ ip, seconds }, 'ssh connection refused: source penalised for failed sign-ins');
-          this.container.cradle.metrics.sshRefused.inc({ reason: 'penalty' });
+          this.metrics.sshRefused.inc({ reason: 'penalty' });
           socket.destroy();
         } else if (!socket.destroyed) handshake();
       },
@@ -160,9 +174,9 @@ export class SshGateway {
     conn.on('close', () => this.connections.delete(conn));
     if (sock) conn.once('ready', () => this.signedInOrGone(sock));
 
-    if (this.container.hasRegistration('gatewayConnector')) {
+    if (this.handler) {
       try {
-        (this.container.resolve('gatewayConnector' as never) as GatewayConnector).handle(conn, info);
+        this.handler.handle(conn, info);
       } catch (err) {
         // One connection's failure closes that connection, never the listener or the process.
         this.log.error({ err, ip: info.ip }, 'ssh connection could not be handled');

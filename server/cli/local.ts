@@ -1,33 +1,48 @@
 import { request } from 'node:http';
-import { answers, Kernel, localSocketPath } from '../boot';
-import { loadConfig } from '../config/load';
-import { HttpError } from '../errors';
-
-/** One call of the HTTP API over the data directory's local socket. */
-export type LocalCall = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
+import { HttpError, type Kernel, type LocalCall } from '@gatehouse/core';
+import { answers, localSocketPath } from '@gatehouse/core/boot';
+import { loadConfig } from '@gatehouse/core/config/load';
+import { createKernel } from '../index';
 
 /**
  * Runs `fn` with calls to the API as the operator (the `local` caller): through the running server's local socket
  * when a server runs on this data directory, so it sees the change at once and nothing else opens its store;
  * otherwise this process opens the store (holding it, so no server starts meanwhile) and serves the same socket
- * itself. Either way a command goes through the API's routes: the same validation, rules and log.
+ * itself. Either way a command goes through the API's routes: the same validation, rules and log. Nothing is
+ * opened until the first call, so a command that makes none stays cheap.
  */
 export async function withLocalApi<T>(command: string, fn: (call: LocalCall) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env, {});
   const socket = localSocketPath(config.dataDir);
-  if (await answers(socket)) return fn(caller(socket));
-  const kernel = await Kernel.create({
-    http: false,
-    ssh: false,
-    command,
-    overrides: { log: { level: 'warn', pretty: false } },
-  });
+  const direct = caller(socket);
+  let ready: Promise<Kernel | undefined> | undefined;
+  const open = async (): Promise<Kernel | undefined> => {
+    if (await answers(socket)) return undefined;
+    const kernel = await createKernel({
+      http: false,
+      ssh: false,
+      command,
+      overrides: { log: { level: 'warn', pretty: false } },
+    });
+    try {
+      await kernel.openStore();
+      await kernel.listenLocal();
+    } catch (err) {
+      await kernel.stop();
+      throw err;
+    }
+    return kernel;
+  };
+  const call: LocalCall = async (method, path, body) => {
+    ready ??= open();
+    await ready;
+    return direct(method, path, body);
+  };
   try {
-    await kernel.openStore();
-    await kernel.listenLocal();
-    return await fn(caller(socket));
+    return await fn(call);
   } finally {
-    await kernel.stop();
+    const kernel = await ready?.catch(() => undefined);
+    await kernel?.stop();
   }
 }
 

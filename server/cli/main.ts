@@ -1,20 +1,19 @@
+import { HttpError, Kernel, type PluginManifest, version } from '@gatehouse/core';
+import { ConfigError, loadConfig } from '@gatehouse/core/config/load';
+import { configSchema, envKeys } from '@gatehouse/core/config/schema';
+import { guardProcess } from '@gatehouse/core/process-guards';
+import { StoreBusy } from '@gatehouse/core/store/lock';
 import { Command, CommanderError, Option } from 'commander';
-import { Kernel } from '../boot';
-import { ConfigError } from '../config/load';
-import { configSchema, envKeys } from '../config/schema';
-import { HttpError } from '../errors';
-import { openapiFor } from '../operations';
-import { guardProcess } from '../process-guards';
-import { StoreBusy } from '../store/lock';
-import { version } from '../version';
-import { adminCommands } from './admin';
-import { serverRunning, withLocalApi } from './local';
+import { createKernel, pluginResolver } from '../index';
+import { addPluginCommands } from './commands';
+import { serverRunning } from './local';
 
 /**
  * `gatehouse`: the server and its administration, reading the same configuration as the server
- * (config/*.yaml, GATEHOUSE_CONFIG and GATEHOUSE_* variables).
+ * (config/*.yaml, GATEHOUSE_CONFIG and GATEHOUSE_* variables). The host's own commands run the server and print
+ * what the docs are made from; the configured plugins add the rest (the community plugin: users, namespaces...).
  */
-export function buildCli(): Command {
+export function buildCli(plugins: PluginManifest[] = []): Command {
   const program = new Command('gatehouse')
     .description('Gatehouse: self-hosted remote access to Linux devices over SSH.')
     .version(version)
@@ -31,17 +30,12 @@ export function buildCli(): Command {
     .description('Start the server: HTTP API, console, agent tunnels and the SSH gateway.')
     .action(async () => {
       const started = performance.now();
-      const kernel = await Kernel.create();
+      const kernel = await createKernel();
       // Before anything listens: from here on no single request, connection or agent can end the process.
       guardProcess(kernel.log, kernel.metrics);
       await kernel.start();
-      const { setupUrl } = await import('@gatehouse/plugin-community/setup/signature');
-      const users = kernel.container.cradle as unknown as { users?: { any(): Promise<boolean> } };
-      if (users.users && !(await users.users.any())) {
-        process.stdout.write(
-          `\nGatehouse is running. Create the first user at:\n\n  ${setupUrl(kernel.config.publicUrl, kernel.container.cradle.keys)}\n\n`,
-        );
-      }
+      // Plugins say what the operator needs to know now (community: the link that creates the first user).
+      await kernel.hooks.run('serve.ready', { notice: (text) => process.stdout.write(`\n${text}\n\n`) });
       kernel.log.info({ ms: Math.round(performance.now() - started) }, 'ready');
       let stopping = false;
       const stop = async (signal: string) => {
@@ -53,18 +47,6 @@ export function buildCli(): Command {
       };
       process.on('SIGTERM', () => void stop('SIGTERM'));
       process.on('SIGINT', () => void stop('SIGINT'));
-    });
-
-  program
-    .command('setup-url')
-    .description('Print the link that creates the first user and namespace.')
-    .action(async () => {
-      await withLocalApi('setup-url', async (call) => {
-        const link = await call<{ url: string; done: boolean }>('GET', '/api/admin/setup-link');
-        process.stdout.write(`${link.url}\n`);
-        if (link.done)
-          process.stderr.write('gatehouse: setup is already done; the link no longer creates a user\n');
-      });
     });
 
   program
@@ -83,13 +65,19 @@ export function buildCli(): Command {
 
   program
     .command('openapi')
-    .description('Print the OpenAPI 3.1 document of an edition (community or cloud).')
-    .addArgument(
-      new Command().createArgument('<edition>', 'community or cloud').choices(['community', 'cloud']),
+    .description(
+      'Print the OpenAPI 3.1 document of an edition, or without one of the configured plugin list (GATEHOUSE_CONFIG).',
     )
-    .action(async (edition: string) => {
-      const kernel = await Kernel.create({ overrides: { edition, log: { level: 'silent', pretty: false } } });
-      process.stdout.write(`${JSON.stringify(await openapiFor(kernel, edition), null, 2)}\n`);
+    .addArgument(
+      new Command()
+        .createArgument('[edition]', 'community, enterprise or cloud')
+        .choices(['community', 'enterprise', 'cloud']),
+    )
+    .action(async (edition: string | undefined) => {
+      const kernel = await createKernel({
+        overrides: { ...(edition ? { edition } : {}), log: { level: 'silent', pretty: false } },
+      });
+      process.stdout.write(`${JSON.stringify(kernel.openapi(), null, 2)}\n`);
     });
 
   program
@@ -105,8 +93,8 @@ export function buildCli(): Command {
     )
     .addOption(new Option('--json', 'print JSON instead of a Markdown table').default(false))
     .action(async (edition: string, opts: { json: boolean }) => {
-      const { permissionMarkdown, permissionMatrix } = await import('../permissions');
-      const kernel = await Kernel.create({
+      const { permissionMarkdown, permissionMatrix } = await import('@gatehouse/core/permissions');
+      const kernel = await createKernel({
         env: {},
         overrides: { edition, log: { level: 'silent', pretty: false } },
       });
@@ -129,26 +117,7 @@ export function buildCli(): Command {
       for (const c of ref.config) process.stdout.write(`${c.key}\t${c.env ?? ''}\t${c.description}\n`);
     });
 
-  program
-    .command('secrets')
-    .description('The key that encrypts secrets in the store.')
-    .command('rotate')
-    .description(
-      'Encrypt every secret in the store with a new key (written to the key file; with GATEHOUSE_SECRET_KEY, its first key).',
-    )
-    .action(async () => {
-      await withLocalApi('secrets rotate', async (call) => {
-        const r = await call<{ from: string[]; to: string; resealed: number }>(
-          'POST',
-          '/api/admin/secrets/rotate',
-        );
-        process.stdout.write(
-          `re-encrypted ${r.resealed} secrets with key ${r.to} (was ${r.from.join(', ')})\n`,
-        );
-      });
-    });
-
-  adminCommands(program);
+  addPluginCommands(program, plugins);
   return program;
 }
 
@@ -157,7 +126,7 @@ let current = 'cli';
 
 /** Opens the configured store (migrating it) without listeners, runs `fn`, then closes everything. */
 export async function withStore(fn: (kernel: Kernel) => Promise<void>): Promise<void> {
-  const kernel = await Kernel.create({
+  const kernel = await createKernel({
     http: false,
     ssh: false,
     command: current,
@@ -231,9 +200,15 @@ function pickKey(tree: unknown, key: string): unknown {
   return cur;
 }
 
+/** The configured plugins' manifests, for the commands they add (loading them registers nothing yet). */
+async function configuredPlugins(): Promise<PluginManifest[]> {
+  const resolve = pluginResolver(process.env);
+  return Promise.all(loadConfig(process.env, {}).plugins.map((entry) => resolve(entry)));
+}
+
 async function main() {
   try {
-    await buildCli().parseAsync(process.argv);
+    await buildCli(await configuredPlugins()).parseAsync(process.argv);
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode);
     if (err instanceof ConfigError || err instanceof HttpError || err instanceof StoreBusy) {

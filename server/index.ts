@@ -1,0 +1,14 @@
+/**
+ * The Gatehouse host: the small program around the kernel. It reads the configuration's plugin list, loads each
+ * entry (bundled, npm package or path; see plugins.ts) and gives the manifests to the kernel. `core/` knows the
+ * plugin contract and never a plugin; this is the one place that names them.
+ */
+import { Kernel, type KernelOptions } from '@gatehouse/core';
+import { pluginResolver } from './plugins';
+
+export { bundledPlugins, pluginResolver } from './plugins';
+
+/** A kernel of the configured edition (or custom list), its plugins loaded by this host. */
+export function createKernel(opts: Omit<KernelOptions, 'resolvePlugin'> = {}): Promise<Kernel> {
+  return Kernel.create({ resolvePlugin: pluginResolver(opts.env ?? process.env), ...opts });
+}

@@ -1,0 +1,28 @@
+import { expect } from 'chai';
+import { ApiError } from '../../../web/src/shell/api/errors';
+
+describe('console: the words of an API error', () => {
+  it('424 says which service failed, as the server named it (a container engine is not the billing service)', () => {
+    const engine = new ApiError(
+      424,
+      new Headers(),
+      { message: 'the container engine did not answer: connect ECONNREFUSED 127.0.0.1:1' },
+      'The engine did not answer',
+    );
+    expect(engine.message).to.equal(
+      'The engine did not answer: the container engine did not answer: connect ECONNREFUSED 127.0.0.1:1.',
+    );
+    const billing = new ApiError(
+      424,
+      new Headers(),
+      { message: 'the payment provider did not answer; try again in a moment', code: 'provider_unavailable' },
+      'Could not subscribe',
+    );
+    expect(billing.message).to.equal(
+      'Could not subscribe: the payment provider did not answer; try again in a moment.',
+    );
+    expect(new ApiError(424, new Headers(), {}, '').message).to.equal(
+      'a service Gatehouse depends on did not answer. Try again in a moment.',
+    );
+  });
+});
