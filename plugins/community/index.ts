@@ -1,58 +1,55 @@
 import { definePlugin } from '@gatehouse/core';
-import { asClass } from 'awilix';
-import { adminRoutes } from './admin/routes';
-import { AdminService } from './admin/service';
-import { agentDistRoutes } from './agentdist/routes';
-import { resolveApiKey } from './apikeys/service';
-import { registerDevices } from './devices/feature';
-import { registerGateway } from './gateway/feature';
-import { infoRoutes } from './info/routes';
-import { MFA_SECRETS } from './mfa/service';
-import { NamespaceService } from './namespaces/service';
-import { samlRoutes } from './saml/routes';
-import { registerSessionStats } from './sessions/stats';
-import { setupRoutes } from './setup/routes';
-import { registerTagHolders } from './tags/holders';
-import { accountRoutes } from './users/accounts';
-import { accountServices } from './users/feature';
-import { LoginService } from './users/login';
-import { userRoutes } from './users/routes';
-import { UserService } from './users/service';
+import { adminCommands } from './admin/cli';
+import * as admin from './admin/index';
+import * as agentdist from './agentdist/index';
+import * as apikeys from './apikeys/index';
+import * as devices from './devices/index';
+import * as firewall from './firewall/index';
+import * as gateway from './gateway/index';
+import * as info from './info/index';
+import * as members from './members/index';
+import * as mfa from './mfa/index';
+import * as namespaces from './namespaces/index';
+import * as saml from './saml/index';
+import * as sessions from './sessions/index';
+import * as setup from './setup/index';
+import * as sshkeys from './sshkeys/index';
+import * as stats from './stats/index';
+import * as tags from './tags/index';
+import * as tunnels from './tunnels/index';
+import * as users from './users/index';
 
-declare module '@gatehouse/core/cradle' {
-  interface Cradle {
-    users: UserService;
-    namespaces: NamespaceService;
-    logins: LoginService;
-    admin: AdminService;
-  }
-}
-
-/** The base product: users, namespaces, members, devices, sessions, keys, firewall, tunnels, setup and info. */
+/**
+ * The base product: users, namespaces, members, devices, sessions, keys, firewall, tunnels, setup and info. Each
+ * feature folder registers itself; this list is their order, which is the order their routes are matched in.
+ */
 export default definePlugin({
   name: 'community',
   dependsOn: [],
+  migrations: new URL('../../migrations/community/', import.meta.url),
+  cli: adminCommands,
+  console: { dir: new URL('./web/dist/', import.meta.url), entry: 'index.js' },
   register(ctx) {
-    ctx.provide({
-      users: asClass(UserService).singleton(),
-      namespaces: asClass(NamespaceService).singleton(),
-      logins: asClass(LoginService).singleton(),
-      admin: asClass(AdminService).singleton(),
-      ...accountServices,
-    });
-    ctx.routes([...infoRoutes, ...setupRoutes, ...userRoutes, ...accountRoutes, ...samlRoutes]);
-    ctx.routes(agentDistRoutes);
-    ctx.routes(adminRoutes);
-    ctx.sealed(MFA_SECRETS);
-    registerDevices(ctx);
-    registerGateway(ctx);
-    registerTagHolders(ctx);
-    registerSessionStats(ctx);
-    ctx.resolvers({
-      apiKey: (key) => resolveApiKey(ctx.resolve('db'), key),
-      // One check for every entry point that takes a user token (the REST calls and the web terminal's tickets).
-      user: (claims) => ctx.resolve('users').callerFor(claims),
-    });
+    info.register(ctx);
+    setup.register(ctx);
+    users.register(ctx);
+    // Before namespaces: `/api/namespaces/api-key` would otherwise match `/api/namespaces/:tenant`.
+    apikeys.register(ctx);
+    namespaces.register(ctx);
+    members.register(ctx);
+    mfa.register(ctx);
+    saml.register(ctx);
+    agentdist.register(ctx);
+    admin.register(ctx);
+    // Tunnels before devices: tunnel hosts take upgrades first (see tunnels/index.ts).
+    tunnels.register(ctx);
+    devices.register(ctx);
+    tags.register(ctx);
+    stats.register(ctx);
+    sshkeys.register(ctx);
+    firewall.register(ctx);
+    gateway.register(ctx);
+    sessions.register(ctx);
   },
   async boot(ctx) {
     // Several instances (DESIGN.md section 9): close calls and disconnects reach the instance that holds the session

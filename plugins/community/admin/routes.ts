@@ -61,13 +61,9 @@ export const adminRoutes = [
     instanceAdmin: true,
     summary: 'Every user of the instance',
     tags,
+    paged: true,
     schema: { query: listQuery, response: { 200: T.Array(adminUser) }, headers: total },
-    async handler({ query, services, ctx }) {
-      const { total, items } = await services.admin.listUsers(query);
-      ctx.set('X-Total-Count', String(total));
-      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-      return items;
-    },
+    handler: ({ query, services }) => services.admin.listUsers(query),
   }),
   defineRoute({
     method: 'POST',
@@ -137,13 +133,9 @@ export const adminRoutes = [
     instanceAdmin: true,
     summary: 'Every namespace of the instance',
     tags,
+    paged: true,
     schema: { query: listQuery, response: { 200: T.Array(adminNamespace) }, headers: total },
-    async handler({ query, services, ctx }) {
-      const { total, items } = await services.admin.listNamespaces(query);
-      ctx.set('X-Total-Count', String(total));
-      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-      return items;
-    },
+    handler: ({ query, services }) => services.admin.listNamespaces(query),
   }),
   defineRoute({
     method: 'POST',

@@ -10,7 +10,11 @@ import {
   version,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import { Device } from '../devices/model';
+import { Member } from '../members/model';
+import { Namespace } from '../namespaces/model';
 import type { NamespaceRow, NamespaceService } from '../namespaces/service';
+import { User } from '../users/model';
 import type { UserRow, UserService } from '../users/service';
 
 /** A user as instance administration shows it (never the password hash or MFA secret). */
@@ -88,15 +92,20 @@ export class AdminService {
     this.log.info({ actor: AdminService.actor(caller), action, ...target }, 'instance administration');
   }
 
-  private usersQuery() {
-    return this.db('users as u').select(
+  /** Instance administration spans every account and namespace by design. */
+  private accounts(trx?: Knex.Transaction) {
+    return User.bindKnex(this.db).query(trx).alias('u');
+  }
+
+  private usersQuery(trx?: Knex.Transaction) {
+    return this.accounts(trx).select(
       'u.*',
-      this.db('namespace_members as m').whereRaw('m.user_id = u.id').count('*').as('namespaces'),
+      Member.acrossTenants(this.db).whereRaw('namespace_members.user_id = u.id').count('*').as('namespaces'),
     );
   }
 
   async listUsers(query: { page: number; per_page: number; search?: string | undefined }) {
-    const q = this.db('users as u');
+    const q = this.accounts();
     if (query.search) {
       const like = `%${query.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       q.where(
@@ -104,20 +113,20 @@ export class AdminService {
           void b.whereRaw('lower(u.username) like ?', [like]).orWhereRaw('lower(u.email) like ?', [like]),
       );
     }
-    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
+    const count = await q.clone().resultSize();
     const rows = await this.usersQuery()
       .whereIn('u.id', q.clone().select('u.id'))
       .orderBy('u.created_at', 'asc')
       .orderBy('u.id', 'asc')
       .limit(query.per_page)
       .offset((query.page - 1) * query.per_page);
-    return { total: Number(count), items: (rows as UserRow[]).map(adminUserView) };
+    return { total: count, items: (rows as unknown as UserRow[]).map(adminUserView) };
   }
 
   /** A user by id, username or e-mail. */
   async findUser(ref: string): Promise<UserRow> {
     const user = /^[0-9a-f]{24}$/.test(ref)
-      ? await this.db<UserRow>('users').where({ id: ref }).first()
+      ? await this.accounts().findById(ref)
       : await this.users.findByLogin(ref);
     if (!user) throw new NotFound('user');
     return user;
@@ -126,7 +135,7 @@ export class AdminService {
   async userView(id: string) {
     const row = await this.usersQuery().where('u.id', id).first();
     if (!row) throw new NotFound('user');
-    return adminUserView(row as UserRow);
+    return adminUserView(row as unknown as UserRow);
   }
 
   async createUser(
@@ -161,7 +170,7 @@ export class AdminService {
     return this.db.transaction(async (trx) => {
       if (losesAdmin) {
         // Lock the administrators while counting, so two concurrent calls cannot remove the last two.
-        const others = await trx('users')
+        const others = await this.accounts(trx)
           .where({ admin: true })
           .whereNot({ status: 'disabled' })
           .whereNot({ id: user.id })
@@ -173,45 +182,48 @@ export class AdminService {
       const row: Record<string, unknown> = { updated_at: new Date() };
       if (changes.admin !== undefined) row.admin = changes.admin;
       if (changes.disabled !== undefined) row.status = changes.disabled ? 'disabled' : 'confirmed';
-      await trx('users').where({ id: user.id }).update(row);
+      await this.accounts(trx).findById(user.id).patch(row);
       this.audit(caller, 'user.update', { user: user.username, ...changes });
-      const updated = await trx('users as u')
-        .select('u.*', trx('namespace_members as m').whereRaw('m.user_id = u.id').count('*').as('namespaces'))
-        .where('u.id', user.id)
-        .first();
-      return adminUserView(updated as UserRow);
+      const updated = await this.usersQuery(trx).where('u.id', user.id).first();
+      return adminUserView(updated as unknown as UserRow);
     });
   }
 
   private namespacesQuery() {
-    return this.db('namespaces as n')
-      .leftJoin('users as o', 'o.id', 'n.owner')
+    // Every namespace, with counts of its members and devices: across tenants by design.
+    return Namespace.bindKnex(this.db)
+      .query()
+      .alias('n')
+      .leftJoinRelated('ownerUser', { alias: 'o' })
       .select(
         'n.*',
         'o.username as owner_username',
-        this.db('namespace_members as m').whereRaw('m.tenant_id = n.tenant_id').count('*').as('members'),
-        this.db('devices as d')
-          .whereRaw('d.tenant_id = n.tenant_id')
-          .where('d.status', 'accepted')
+        Member.acrossTenants(this.db)
+          .whereRaw('namespace_members.tenant_id = n.tenant_id')
+          .count('*')
+          .as('members'),
+        Device.acrossTenants(this.db)
+          .whereRaw('devices.tenant_id = n.tenant_id')
+          .where('devices.status', 'accepted')
           .count('*')
           .as('devices'),
       );
   }
 
   async listNamespaces(query: { page: number; per_page: number; search?: string | undefined }) {
-    const q = this.db('namespaces as n');
+    const q = Namespace.bindKnex(this.db).query().alias('n');
     if (query.search) {
       const like = `%${query.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       q.whereRaw('lower(n.name) like ?', [like]);
     }
-    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
+    const count = await q.clone().resultSize();
     const rows = await this.namespacesQuery()
       .whereIn('n.tenant_id', q.clone().select('n.tenant_id'))
       .orderBy('n.created_at', 'asc')
       .orderBy('n.name', 'asc')
       .limit(query.per_page)
       .offset((query.page - 1) * query.per_page);
-    return { total: Number(count), items: (rows as AdminNamespaceRow[]).map(adminNamespaceView) };
+    return { total: count, items: (rows as unknown as AdminNamespaceRow[]).map(adminNamespaceView) };
   }
 
   /** A namespace by tenant id or name. */
@@ -226,7 +238,7 @@ export class AdminService {
   async namespaceView(tenantId: string) {
     const row = await this.namespacesQuery().where('n.tenant_id', tenantId).first();
     if (!row) throw new NotFound('namespace');
-    return adminNamespaceView(row as AdminNamespaceRow);
+    return adminNamespaceView(row as unknown as AdminNamespaceRow);
   }
 
   async createNamespace(caller: Caller, name: string, ownerRef: string) {

@@ -50,6 +50,7 @@ export const apiKeyRoutes = [
     role: 'administrator',
     summary: "The namespace's API keys",
     tags: ['api-keys'],
+    paged: true,
     schema: {
       query: T.Object(
         {
@@ -65,8 +66,8 @@ export const apiKeyRoutes = [
       response: { 200: T.Array(keyView) },
       headers: { 'X-Total-Count': 'Number of keys in all pages.' },
     },
-    async handler({ query, services, ctx }) {
-      return services.apiKeys.list(ctx, query);
+    handler({ query, services }) {
+      return services.apiKeys.list(query);
     },
   }),
   defineRoute({

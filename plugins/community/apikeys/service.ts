@@ -5,26 +5,17 @@ import {
   Forbidden,
   fromDatabaseError,
   isRole,
+  listPage,
   NotFound,
-  paginate,
+  type Page,
   type Role,
   roleAtLeast,
-  TenantStore,
+  type TenantStore,
   Unauthorized,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
-import type { Context } from 'koa';
-
-export interface ApiKeyRow {
-  key_digest: string;
-  tenant_id: string;
-  name: string;
-  created_by: string;
-  role: Role;
-  expires_in: number | string;
-  created_at: Date;
-  updated_at: Date;
-}
+import { User } from '../users/model';
+import { ApiKey } from './model';
 
 const conflicts = { api_keys_tenant_name_key: ['name'] };
 const DAY = 86_400;
@@ -35,7 +26,7 @@ export function keyDigest(key: string): string {
 }
 
 /** The API key entity of SPEC.md section 3 (never the key itself, which is returned once, at creation). */
-export function keyView(row: ApiKeyRow) {
+export function keyView(row: ApiKey) {
   return {
     name: row.name,
     tenant_id: row.tenant_id,
@@ -50,14 +41,13 @@ export function keyView(row: ApiKeyRow) {
 /** Resolves `X-API-Key` to its namespace and role; unknown, malformed or expired keys are 401. */
 export async function resolveApiKey(db: Knex, key: string): Promise<Caller> {
   if (!/^[0-9a-f-]{36}$/i.test(key)) throw new Unauthorized();
-  const row = await db<ApiKeyRow>('api_keys')
-    .where({ key_digest: keyDigest(key.toLowerCase()) })
-    .first();
+  // The key names its namespace: its digest is unique across the installation.
+  const row = await ApiKey.acrossTenants(db).findById(keyDigest(key.toLowerCase()));
   if (!row || !isRole(row.role)) throw new Unauthorized();
   const expires = Number(row.expires_in);
   if (expires !== -1 && expires <= Date.now() / 1000) throw new Unauthorized('the API key has expired');
   // A key speaks for the account that created it: once an administrator disables that account, the key stops.
-  const creator = await db('users').where({ id: row.created_by }).first('status');
+  const creator = await User.bindKnex(db).query().findById(row.created_by).select('status');
   if (creator?.status === 'disabled') throw new Unauthorized();
   return {
     kind: 'apiKey',
@@ -73,13 +63,16 @@ export async function resolveApiKey(db: Knex, key: string): Promise<Caller> {
  * creator's; keys are managed with user tokens only (SPEC.md section 6).
  */
 export class ApiKeyService {
-  private readonly store: TenantStore;
+  private readonly tenant: TenantStore;
   private readonly caller: Caller;
 
-  constructor(deps: { db: Knex; tenantId: string | undefined; caller: Caller }) {
-    if (!deps.tenantId) throw new Forbidden('this call needs a namespace; switch to one first');
-    this.store = new TenantStore(deps.db, deps.tenantId);
+  constructor(deps: { tenant: TenantStore; caller: Caller }) {
+    this.tenant = deps.tenant;
     this.caller = deps.caller;
+  }
+
+  private keys() {
+    return this.tenant.query(ApiKey);
   }
 
   private creator() {
@@ -96,40 +89,42 @@ export class ApiKeyService {
     const key = randomUUID();
     const expires = input.expires_in === -1 ? -1 : Math.floor(Date.now() / 1000) + input.expires_in * DAY;
     try {
-      const [row] = (await this.store
-        .insert('api_keys', {
+      const row = await this.keys()
+        .insert({
           key_digest: keyDigest(key),
           name: input.name,
           created_by: me.userId,
           role,
           expires_in: expires,
         })
-        .returning('*')) as ApiKeyRow[];
-      return { id: key, ...keyView(row as ApiKeyRow) };
+        .returning('*');
+      return { id: key, ...keyView(row) };
     } catch (err) {
       throw fromDatabaseError(err, conflicts);
     }
   }
 
-  async list(
-    ctx: Context,
-    query: { page: number; per_page: number; sort_by: string; order_by: 'asc' | 'desc' },
-  ) {
-    const rows = await paginate<ApiKeyRow>(ctx, this.store.table('api_keys').select('*'), query, {
+  async list(query: {
+    page: number;
+    per_page: number;
+    sort_by: string;
+    order_by: 'asc' | 'desc';
+  }): Promise<Page<ReturnType<typeof keyView>>> {
+    const page = await listPage<ApiKey>(this.keys(), query, {
       column: query.sort_by,
       direction: query.order_by,
     });
-    return rows.map(keyView);
+    return { items: page.items.map(keyView), total: page.total };
   }
 
-  private async byName(name: string): Promise<ApiKeyRow> {
-    const row = await this.store.table<ApiKeyRow>('api_keys').where({ name }).first();
+  private async byName(name: string): Promise<ApiKey> {
+    const row = await this.keys().findOne({ name });
     if (!row) throw new NotFound('API key');
-    return row as ApiKeyRow;
+    return row;
   }
 
   private async nameFree(name: string) {
-    const taken = await this.store.table('api_keys').whereRaw('lower(name) = lower(?)', [name]).first('name');
+    const taken = await this.keys().whereRaw('lower(name) = lower(?)', [name]).first().select('name');
     if (taken) throw new Conflict(['name']);
   }
 
@@ -142,10 +137,9 @@ export class ApiKeyService {
     if (changes.name && changes.name.toLowerCase() !== row.name.toLowerCase())
       await this.nameFree(changes.name);
     try {
-      await this.store
-        .table('api_keys')
-        .where({ key_digest: row.key_digest })
-        .update({
+      await this.keys()
+        .findById(row.key_digest)
+        .patch({
           ...(changes.name !== undefined ? { name: changes.name } : {}),
           ...(changes.role !== undefined ? { role: changes.role } : {}),
           updated_at: new Date(),
@@ -159,6 +153,6 @@ export class ApiKeyService {
     const me = this.creator();
     const row = await this.byName(name);
     if (!roleAtLeast(me.role, row.role)) throw new Forbidden('this key has a role above yours');
-    await this.store.table('api_keys').where({ key_digest: row.key_digest }).delete();
+    await this.keys().deleteById(row.key_digest);
   }
 }

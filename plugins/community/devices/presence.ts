@@ -1,11 +1,13 @@
-import type { TunnelAdmission, TunnelPresence } from '@gatehouse/core';
+import type { RegisterContext, TunnelAdmission } from '@gatehouse/core';
 import type { Knex } from 'knex';
 
 /**
  * The devices side of the tunnel hub: only accepted devices hold a tunnel, and the hub's view of who is connected
  * lands in `devices.connected` and `devices.last_seen`, batched where the hub batches (one write per ping round).
+ * The hub reaches it through its `tunnel.*` hooks (registerPresence), so the hub depends on no plugin and the
+ * devices service may depend on the hub.
  */
-export class DevicePresence implements TunnelPresence {
+export class DevicePresence {
   private readonly db: Knex;
 
   constructor(deps: { db: Knex }) {
@@ -41,4 +43,15 @@ export class DevicePresence implements TunnelPresence {
       .whereRaw(`last_seen < now() - interval '10 seconds'`)
       .update({ last_seen: this.db.fn.now() });
   }
+}
+
+/** Answers the tunnel hub's hooks with the devices' presence (`tunnelPresence` in the container). */
+export function registerPresence(ctx: RegisterContext): void {
+  const presence = () => ctx.resolve('tunnelPresence');
+  ctx.hooks.on('tunnel.admit', async (asked) => {
+    asked.admission = await presence().admit(asked.device);
+  });
+  ctx.hooks.on('tunnel.online', ({ uid, remoteAddr }) => presence().online(uid, remoteAddr));
+  ctx.hooks.on('tunnel.offline', ({ uids }) => presence().offline(uids));
+  ctx.hooks.on('tunnel.alive', ({ uids }) => presence().alive(uids));
 }

@@ -1,5 +1,6 @@
 import { defineRoute, listQuery, NotFound, type RouteDef, type RouteSchema } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
+import type { DeviceKind } from './model';
 import {
   device,
   deviceAuthAnswer,
@@ -9,7 +10,7 @@ import {
   deviceUpdate,
   tag,
 } from './schemas';
-import { type DeviceKind, deviceSortFields } from './service';
+import { deviceSortFields } from './service';
 
 const uidParams = T.Object({ uid: deviceUid });
 
@@ -117,6 +118,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
           : 'Every registered agent, wherever it runs (info.platform says docker inside a container). ') +
         'Default: status accepted, sorted by last_seen descending. The total is in X-Total-Count.',
       tags: [group],
+      paged: true,
       schema: {
         query: listQuery({
           sortBy: deviceSortFields,
@@ -131,8 +133,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         response: { 200: T.Array(device) },
         headers: { 'X-Total-Count': 'Total number of matching items.' },
       },
-      async handler({ query, ctx, services, tenantId }) {
-        return services.devices.list(tenantId(), kind, query, ctx);
+      handler({ query, services }) {
+        return services.namespaceDevices.list(kind, query);
       },
     }),
     defineRoute({
@@ -143,8 +145,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       summary: `Get a ${noun}`,
       tags: [group],
       schema: { params: uidParams, response: { 200: device } },
-      async handler({ params, services, tenantId }) {
-        return services.devices.get(tenantId(), kind, params.uid);
+      async handler({ params, services }) {
+        return services.namespaceDevices.get(kind, params.uid);
       },
     }),
     defineRoute({
@@ -156,8 +158,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       description: 'A name used by another device of the namespace answers 409 ["name"].',
       tags: [group],
       schema: { params: uidParams, body: deviceUpdate, response: { 200: device, 409: null } },
-      async handler({ params, body, services, tenantId }) {
-        return services.devices.update(tenantId(), kind, params.uid, body);
+      async handler({ params, body, services }) {
+        return services.namespaceDevices.update(kind, params.uid, body);
       },
     }),
     defineRoute({
@@ -170,8 +172,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         'Soft delete: the status becomes removed; an accepted device keeps its slot for 720 hours.',
       tags: [group],
       schema: { params: uidParams, response: { 200: T.Object({}) } },
-      async handler({ params, services, tenantId }) {
-        await services.devices.remove(tenantId(), kind, params.uid);
+      async handler({ params, services }) {
+        await services.namespaceDevices.remove(kind, params.uid);
         return {};
       },
     }),
@@ -187,8 +189,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         'has its name.',
       tags: [group],
       schema: { params: uidParams, response: { 200: device, 402: null, 409: null } },
-      async handler({ params, services, tenantId }) {
-        return services.devices.accept(tenantId(), kind, params.uid);
+      async handler({ params, services }) {
+        return services.namespaceDevices.accept(kind, params.uid);
       },
     }),
     defineRoute({
@@ -211,8 +213,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         }),
         response: { 200: device, 402: null, 409: null },
       },
-      async handler({ params, services, tenantId }) {
-        return services.devices.setStatus(tenantId(), kind, params.uid, params.status);
+      async handler({ params, services }) {
+        return services.namespaceDevices.setStatus(kind, params.uid, params.status);
       },
     }),
     defineRoute({
@@ -228,8 +230,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         body: T.Object({ tag }),
         response: { 200: T.Object({}), 406: null, 409: null },
       },
-      async handler({ params, body, services, tenantId }) {
-        await services.tags.add(tenantId(), kind, params.uid, body.tag);
+      async handler({ params, body, services }) {
+        await services.tags.add(kind, params.uid, body.tag);
         return {};
       },
     }),
@@ -246,8 +248,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         body: T.Object({ tags: T.Array(tag, { minItems: 1, maxItems: 64 }) }),
         response: { 200: T.Object({}), 406: null },
       },
-      async handler({ params, body, services, tenantId }) {
-        await services.tags.replace(tenantId(), kind, params.uid, body.tags);
+      async handler({ params, body, services }) {
+        await services.tags.replace(kind, params.uid, body.tags);
         return {};
       },
     }),
@@ -259,8 +261,8 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       summary: `Remove a tag from a ${noun}`,
       tags: [group, 'tags'],
       schema: { params: T.Object({ uid: deviceUid, tag }), response: { 200: T.Object({}) } },
-      async handler({ params, services, tenantId }) {
-        await services.tags.removeFromDevice(tenantId(), kind, params.uid, params.tag);
+      async handler({ params, services }) {
+        await services.tags.removeFromDevice(kind, params.uid, params.tag);
         return {};
       },
     }),

@@ -11,12 +11,13 @@ import {
   fromDatabaseError,
   type Hooks,
   Invalid,
+  listPage,
   NotFound,
+  type Page,
   PaymentRequired,
-  paginate,
   parseFilter,
   SshPenalties,
-  TenantStore,
+  type TenantStore,
   type TokenService,
   TooManyRequests,
   type TunnelHub,
@@ -24,22 +25,17 @@ import {
 } from '@gatehouse/core';
 import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
-import type { Context } from 'koa';
+import { type QueryBuilder, raw } from 'objection';
+import { Namespace } from '../namespaces/model';
+import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
+import { Device, type DeviceKind } from './model';
 import type { DeviceStatus, deviceAuthBody, deviceUpdate } from './schemas';
-
-declare module '@gatehouse/core/hooks' {
-  interface HookMap {
-    /** Before a device is accepted; a handler that throws (cloud billing: 402) stops the acceptance. */
-    'device.beforeAccept': { tenantId: string; uid: string };
-  }
-}
 
 /**
  * `/api/devices` lists what agents register, wherever they run (`info.platform` says docker or native, for
  * information only); `/api/containers` lists containers a container-engine connector exposes (none without one).
  */
-export type DeviceKind = 'device' | 'container';
 
 export interface DeviceRow {
   uid: string;
@@ -150,35 +146,32 @@ export interface DeviceListQuery {
 }
 
 /**
- * Devices and containers: agent registration (the cheap availability call), the lists and per-device calls, and
- * the acceptance rules of SPEC.md section 4. Every tenant query goes through a TenantStore.
+ * Devices as the agents and the SSH gateway reach them, before any namespace is established: agent registration and
+ * the gateway's look-up (across namespaces, by name or uid). The namespace's own calls are `NamespaceDevices`.
+ *
+ * Agent registration stays plain knex on purpose: the availability call every agent makes every 30 seconds is one
+ * UPSERT statement (with the namespace's name joined) that the model would split; it is the hot path
+ * bench/RESULTS.md measures (agent auth p99), as is the registration of a new device under its advisory lock.
  */
 export class DeviceService {
   private readonly db: Knex;
-  private readonly hooks: Hooks;
   private readonly tokens: TokenService;
   private readonly cache: Cache;
   private readonly config: Config;
-  private readonly hub: () => TunnelHub;
   private readonly waits: AcceptanceWaits;
 
   constructor(deps: {
     db: Knex;
-    hooks: Hooks;
     tokens: TokenService;
-    tunnelHub: TunnelHub;
     acceptanceWaits: AcceptanceWaits;
     cache: Cache;
     config: Config;
   }) {
     this.db = deps.db;
     this.config = deps.config;
-    this.hooks = deps.hooks;
     this.tokens = deps.tokens;
     this.waits = deps.acceptanceWaits;
     this.cache = deps.cache;
-    // Resolved late: the hub depends on presence, which depends on this service.
-    this.hub = () => deps.tunnelHub;
   }
 
   /**
@@ -321,117 +314,134 @@ export class DeviceService {
     }
   }
 
-  /** The device the SSH gateway should reach: by `namespace.name` (accepted first) or by uid. */
+  /** The device the SSH gateway should reach: by `namespace.name` (accepted first) or by uid, in any namespace. */
   async findForSsh(
     target: { namespace: string; device: string } | { uid: string },
-  ): Promise<DeviceView | undefined> {
-    const q = this.select(this.db('devices')).whereNot('devices.status', 'removed');
+  ): Promise<(DeviceView & { kind: DeviceKind }) | undefined> {
+    const q = withShown(Device.acrossTenants(this.db)).whereNot('devices.status', 'removed');
     if ('uid' in target) q.where('devices.uid', target.uid.toLowerCase());
     else {
-      q.whereRaw('lower(namespaces.name) = lower(?)', [target.namespace]).whereRaw(
+      q.whereRaw('lower(namespace.name) = lower(?)', [target.namespace]).whereRaw(
         'lower(devices.name) = lower(?)',
         [target.device],
       );
     }
-    const row = (await q.orderByRaw(`(devices.status = 'accepted') desc`).first()) as DeviceRow | undefined;
-    return row ? view(row, false) : undefined;
+    const row = (await q.orderByRaw(`(devices.status = 'accepted') desc`).first()) as unknown as
+      | DeviceRow
+      | undefined;
+    // The gateway reaches a container through its engine, not an agent: it needs to know which it is.
+    return row ? { ...view(row, false), kind: row.kind } : undefined;
   }
 
-  async list(
-    tenantId: string,
-    kind: DeviceKind,
-    query: DeviceListQuery,
-    ctx: Context,
-  ): Promise<DeviceView[]> {
-    const store = new TenantStore(this.db, tenantId);
+  /** The device's status once it is no longer pending, or after `timeoutMs` (the agent's acceptance wait). */
+  waitForAcceptance(tenantId: string, uid: string, timeoutMs: number, abort: AbortSignal): Promise<string> {
+    return this.waits.wait(tenantId, uid, timeoutMs, abort);
+  }
+}
+
+/**
+ * The devices and containers of the caller's namespace (request scope): the lists and per-device calls and the
+ * acceptance rules of SPEC.md section 4. Every read and write goes through the scope's tenant store.
+ */
+export class NamespaceDevices {
+  private readonly tenant: TenantStore;
+  private readonly hooks: Hooks;
+  private readonly hub: TunnelHub;
+  private readonly waits: AcceptanceWaits;
+
+  constructor(deps: {
+    tenant: TenantStore;
+    hooks: Hooks;
+    tunnelHub: TunnelHub;
+    acceptanceWaits: AcceptanceWaits;
+  }) {
+    this.tenant = deps.tenant;
+    this.hooks = deps.hooks;
+    this.hub = deps.tunnelHub;
+    this.waits = deps.acceptanceWaits;
+  }
+
+  async list(kind: DeviceKind, query: DeviceListQuery): Promise<Page<DeviceView>> {
     const filter = parseFilter(query.filter);
-    const qb = this.select(store.table('devices'))
+    const qb = withShown(this.tenant.query(Device))
       .where('devices.kind', kind)
       .where('devices.status', query.status);
-    applyFilter(qb, filter, filterFields);
-    const rows = await paginate<DeviceRow>(ctx, qb, query, {
+    applyFilter(qb as never, filter, filterFields);
+    const page = await listPage(qb, query, {
       column: sortColumns[query.sort_by] ?? 'devices.last_seen',
       direction: query.order_by,
     });
-    const limit = await this.limit(store);
-    return rows.map((r) => view(r, acceptable(r, limit)));
+    const limit = await namespaceLimit(this.tenant);
+    const rows = page.items as unknown as DeviceRow[];
+    return { items: rows.map((r) => view(r, acceptable(r, limit))), total: page.total };
   }
 
-  async get(tenantId: string, kind: DeviceKind, uid: string): Promise<DeviceView> {
-    const store = new TenantStore(this.db, tenantId);
-    const row = await this.row(store, kind, uid);
-    return view(row, acceptable(row, await this.limit(store)));
+  async get(kind: DeviceKind, uid: string): Promise<DeviceView> {
+    const row = await this.row(kind, uid);
+    return view(row, acceptable(row, await namespaceLimit(this.tenant)));
   }
 
-  async update(
-    tenantId: string,
-    kind: DeviceKind,
-    uid: string,
-    changes: Static<typeof deviceUpdate>,
-  ): Promise<DeviceView> {
-    const store = new TenantStore(this.db, tenantId);
-    const row = await this.row(store, kind, uid);
-    const patch: Record<string, unknown> = {};
+  async update(kind: DeviceKind, uid: string, changes: Static<typeof deviceUpdate>): Promise<DeviceView> {
+    const row = await this.row(kind, uid);
+    const patch: Partial<Device> = {};
     if (changes.public_url !== undefined) patch.public_url = changes.public_url;
     if (changes.name !== undefined && changes.name !== row.name) {
-      const clash = await store
-        .table('devices')
+      const clash = await this.tenant
+        .query(Device)
         .whereRaw('lower(name) = lower(?)', [changes.name])
         .whereNot('uid', uid)
         .whereNot('status', 'removed')
-        .first('uid');
+        .first()
+        .select('uid');
       if (clash) throw new Conflict(['name']);
       patch.name = changes.name;
     }
     if (Object.keys(patch).length > 0) {
       try {
-        await store.table('devices').where({ uid }).update(patch);
+        await this.tenant.query(Device).findById(uid).patch(patch);
       } catch (err) {
         throw fromDatabaseError(err, conflicts);
       }
     }
-    return this.get(tenantId, kind, uid);
+    return this.get(kind, uid);
   }
 
   /** Soft delete: status removed. An accepted device keeps its slot for 720 hours (SPEC.md section 4). */
-  async remove(tenantId: string, kind: DeviceKind, uid: string): Promise<void> {
-    const store = new TenantStore(this.db, tenantId);
-    const row = await this.row(store, kind, uid);
+  async remove(kind: DeviceKind, uid: string): Promise<void> {
+    const row = await this.row(kind, uid);
     if (row.status === 'removed') return;
-    await store.transaction(async (trx) => {
-      await trx
-        .table('devices')
-        .where({ uid })
-        .update({
+    await this.tenant.transaction(async (tenant) => {
+      await tenant
+        .query(Device)
+        .findById(uid)
+        .patch({
           status: 'removed',
-          status_update_at: this.db.fn.now(),
-          removed_at: row.status === 'accepted' ? this.db.fn.now() : null,
+          status_update_at: raw('now()') as never,
+          removed_at: row.status === 'accepted' ? (raw('now()') as never) : null,
           connected: false,
         });
-      await trx.table('tunnels').where({ device_uid: uid }).delete();
+      await tenant.query(Tunnel).where({ device_uid: uid }).delete();
     });
-    this.hub().disconnect(uid);
+    this.hub.disconnect(uid);
     await this.waits.changed(uid, 'removed');
   }
 
   /** `PATCH .../{uid}/{status}`: accept runs the acceptance rules; other statuses drop the tunnel at once. */
   async setStatus(
-    tenantId: string,
     kind: DeviceKind,
     uid: string,
     target: 'accept' | 'reject' | 'pending' | 'unused',
   ): Promise<DeviceView> {
-    if (target === 'accept') return this.accept(tenantId, kind, uid);
+    if (target === 'accept') return this.accept(kind, uid);
     const status = target === 'reject' ? 'rejected' : target;
-    const store = new TenantStore(this.db, tenantId);
-    await this.row(store, kind, uid);
-    await store
-      .table('devices')
-      .where({ uid })
-      .update({ status, status_update_at: this.db.fn.now(), connected: false });
-    this.hub().disconnect(uid);
+    await this.row(kind, uid);
+    await this.tenant
+      .query(Device)
+      .findById(uid)
+      .patch({ status, status_update_at: raw('now()') as never, connected: false });
+    this.hub.disconnect(uid);
     await this.waits.changed(uid, status);
-    return this.get(tenantId, kind, uid);
+    return this.get(kind, uid);
   }
 
   /**
@@ -439,25 +449,24 @@ export class DeviceService {
    * at the limit only a device removed within 720 hours (it still holds its slot) comes back. A name taken by
    * another accepted device is a 409; `device.beforeAccept` may refuse with 402.
    */
-  async accept(tenantId: string, kind: DeviceKind, uid: string): Promise<DeviceView> {
-    const store = new TenantStore(this.db, tenantId);
-    const before = await this.row(store, kind, uid);
-    if (before.status === 'accepted') return this.get(tenantId, kind, uid);
+  async accept(kind: DeviceKind, uid: string): Promise<DeviceView> {
+    const tenantId = this.tenant.tenantId;
+    const before = await this.row(kind, uid);
+    if (before.status === 'accepted') return this.get(kind, uid);
     // Outside the transaction: a hook may query the store, and the embedded store has a single connection.
     await this.hooks.run('device.beforeAccept', { tenantId, uid });
     try {
-      await store.transaction(async (trx, raw) => {
+      await this.tenant.transaction(async (tenant, trx) => {
         // Serialises acceptances in one namespace, so two at once cannot both take the last slot.
-        const ns = (await raw('namespaces')
-          .where({ tenant_id: tenantId })
+        const ns = await Namespace.bindKnex(tenant.db)
+          .query(trx)
+          .findById(tenantId)
           .forUpdate()
-          .first('max_devices')) as { max_devices: number } | undefined;
+          .select('max_devices');
         if (!ns) throw new NotFound('namespace');
-        const row = (await this.select(trx.table('devices')).where('devices.uid', uid).first()) as
-          | DeviceRow
-          | undefined;
+        const row = (await withShown(tenant.query(Device)).findById(uid)) as unknown as DeviceRow | undefined;
         if (!row || row.kind !== kind) throw new NotFound(kind);
-        const used = await usage(trx);
+        const used = await usage(tenant);
         if (!acceptable(row, { max: ns.max_devices, used })) {
           throw new PaymentRequired(
             `the namespace has reached its limit of ${ns.max_devices} devices (accepted plus removed in the ` +
@@ -465,49 +474,45 @@ export class DeviceService {
             'device_limit_reached',
           );
         }
-        const clash = await trx
-          .table('devices')
+        const clash = await tenant
+          .query(Device)
           .where('status', 'accepted')
           .whereRaw('lower(name) = lower(?)', [row.name])
           .whereNot('uid', uid)
-          .first('uid');
+          .first()
+          .select('uid');
         if (clash) throw new Conflict(['name']);
-        await trx
-          .table('devices')
-          .where({ uid })
-          .update({ status: 'accepted', status_update_at: raw.fn.now(), removed_at: null });
+        await tenant
+          .query(Device)
+          .findById(uid)
+          .patch({ status: 'accepted', status_update_at: raw('now()') as never, removed_at: null });
       });
     } catch (err) {
       throw fromDatabaseError(err, conflicts);
     }
     // A pending agent holding GET /api/devices/auth/wait dials its tunnel now (issue 12, item 3).
     await this.waits.changed(uid, 'accepted');
-    return this.get(tenantId, kind, uid);
-  }
-
-  /** The device's status once it is no longer pending, or after `timeoutMs` (the agent's acceptance wait). */
-  waitForAcceptance(tenantId: string, uid: string, timeoutMs: number, abort: AbortSignal): Promise<string> {
-    return this.waits.wait(tenantId, uid, timeoutMs, abort);
+    await this.hooks.run('device.accepted', { tenantId, uid });
+    return this.get(kind, uid);
   }
 
   /** `GET /api/stats` device counts (devices and containers together); sessions are added by their feature. */
-  async counts(tenantId: string): Promise<{
+  async counts(): Promise<{
     registered_devices: number;
     online_devices: number;
     pending_devices: number;
     rejected_devices: number;
   }> {
-    const store = new TenantStore(this.db, tenantId);
-    const [row] = (await store
-      .table('devices')
+    const [row] = (await this.tenant
+      .query(Device)
       .select(
-        this.db.raw(`count(*) filter (where status = 'accepted')::int as registered_devices`),
-        this.db.raw(
+        raw(`count(*) filter (where status = 'accepted')::int as registered_devices`),
+        raw(
           `count(*) filter (where status = 'accepted' and connected and last_seen > now() - make_interval(secs => ?))::int as online_devices`,
           [ONLINE_WINDOW_SECONDS],
         ),
-        this.db.raw(`count(*) filter (where status = 'pending')::int as pending_devices`),
-        this.db.raw(`count(*) filter (where status = 'rejected')::int as rejected_devices`),
+        raw(`count(*) filter (where status = 'pending')::int as pending_devices`),
+        raw(`count(*) filter (where status = 'rejected')::int as rejected_devices`),
       )) as unknown as {
       registered_devices: number;
       online_devices: number;
@@ -522,72 +527,79 @@ export class DeviceService {
     };
   }
 
-  /**
-   * Devices and containers of the namespace by uid, in one query plus the namespace limit, whatever their kind or
-   * status: lists of other things that name devices (sessions) look theirs up per page, never per row.
-   */
-  async views(tenantId: string, uids: string[]): Promise<Map<string, DeviceView>> {
-    const found = new Map<string, DeviceView>();
-    if (uids.length === 0) return found;
-    const store = new TenantStore(this.db, tenantId);
-    const rows = (await this.select(store.table('devices')).whereIn('devices.uid', [
-      ...new Set(uids),
-    ])) as DeviceRow[];
-    if (rows.length === 0) return found;
-    const limit = await this.limit(store);
-    for (const r of rows) found.set(r.uid, view(r, acceptable(r, limit)));
-    return found;
-  }
-
   /** A device of this namespace and kind, or 404 (another namespace's device is never reachable by id). */
-  async row(store: TenantStore, kind: DeviceKind, uid: string): Promise<DeviceRow> {
-    const row = (await this.select(store.table('devices'))
+  private async row(kind: DeviceKind, uid: string): Promise<DeviceRow> {
+    const row = (await withShown(this.tenant.query(Device))
       .where('devices.uid', uid)
       .where('devices.kind', kind)
-      .first()) as DeviceRow | undefined;
+      .first()) as unknown as DeviceRow | undefined;
     if (!row) throw new NotFound(kind);
     return row;
   }
+}
 
-  private select(qb: Knex.QueryBuilder): Knex.QueryBuilder {
-    return qb.join('namespaces', 'namespaces.tenant_id', 'devices.tenant_id').select(
-      'devices.*',
-      'namespaces.name as namespace',
-      this.db.raw('(devices.connected and devices.last_seen > now() - make_interval(secs => ?)) as online', [
-        ONLINE_WINDOW_SECONDS,
-      ]),
-      // Only for devices not accepted (a one-time filter for the others), and a device's uid comes from its key:
-      // the same identity under another uid is the same identity with another key.
-      this.db.raw(
-        `(select json_build_object('uid', o.uid, 'name', o.name) from devices o
-             where devices.status <> 'accepted' and o.tenant_id = devices.tenant_id and o.status = 'accepted'
-               and o.uid <> devices.uid and o.identity->>'mac' = devices.identity->>'mac'
-             limit 1) as identity_conflict`,
-      ),
-    );
-  }
+/**
+ * Devices and containers of a namespace by uid, in one query plus the namespace limit, whatever their kind or
+ * status: lists of other things that name devices (sessions) look theirs up per page, never per row.
+ */
+export async function deviceViews(tenant: TenantStore, uids: string[]): Promise<Map<string, DeviceView>> {
+  const found = new Map<string, DeviceView>();
+  if (uids.length === 0) return found;
+  const rows = (await withShown(tenant.query(Device)).whereIn('devices.uid', [
+    ...new Set(uids),
+  ])) as unknown as DeviceRow[];
+  if (rows.length === 0) return found;
+  const limit = await namespaceLimit(tenant);
+  for (const r of rows) found.set(r.uid, view(r, acceptable(r, limit)));
+  return found;
+}
 
-  private async limit(store: TenantStore): Promise<{ max: number; used: number }> {
-    const ns = (await store.table('namespaces').first('max_devices')) as { max_devices: number } | undefined;
-    const max = ns?.max_devices ?? -1;
-    return { max, used: max < 0 ? 0 : await usage(store) };
-  }
+/** A device as the API shows it: its namespace's name (the relation), whether it is online, an identity conflict. */
+function withShown(q: QueryBuilder<Device>): QueryBuilder<Device> {
+  return q.joinRelated('namespace').select(
+    'devices.*',
+    'namespace.name as namespace',
+    raw('(devices.connected and devices.last_seen > now() - make_interval(secs => ?)) as online', [
+      ONLINE_WINDOW_SECONDS,
+    ]),
+    // Only for devices not accepted (a one-time filter for the others), and a device's uid comes from its key:
+    // the same identity under another uid is the same identity with another key.
+    raw(
+      `(select json_build_object('uid', o.uid, 'name', o.name) from devices o
+           where devices.status <> 'accepted' and o.tenant_id = devices.tenant_id and o.status = 'accepted'
+             and o.uid <> devices.uid and o.identity->>'mac' = devices.identity->>'mac'
+           limit 1) as identity_conflict`,
+    ),
+  );
+}
+
+/** The namespace's device limit (-1: none) and the slots in use. */
+async function namespaceLimit(tenant: TenantStore): Promise<{ max: number; used: number }> {
+  const ns = await Namespace.bindKnex(tenant.db)
+    .query(tenant.trx)
+    .findById(tenant.tenantId)
+    .select('max_devices');
+  const max = ns?.max_devices ?? -1;
+  return { max, used: max < 0 ? 0 : await usage(tenant) };
 }
 
 /** Slots in use: accepted devices plus devices removed within the window (SPEC.md section 4). */
-async function usage(store: TenantStore): Promise<number> {
-  const [row] = (await store
-    .table('devices')
+export function usage(store: TenantStore): Promise<number> {
+  return store
+    .query(Device)
     .where((b) =>
       b
         .where('status', 'accepted')
         .orWhereRaw('removed_at > now() - make_interval(hours => ?)', [REMOVED_WINDOW_HOURS]),
     )
-    .count({ count: '*' })) as { count: string | number }[];
-  return Number(row?.count ?? 0);
+    .resultSize();
 }
 
-function acceptable(row: DeviceRow, limit: { max: number; used: number }): boolean {
+/** Whether a device may be accepted within a limit of `max` slots of which `used` are taken (-1: no limit). */
+export function acceptable(
+  row: Pick<DeviceRow, 'status' | 'removed_at'>,
+  limit: { max: number; used: number },
+): boolean {
   if (row.status === 'accepted') return false;
   if (limit.max < 0 || limit.used < limit.max) return true;
   const windowMs = REMOVED_WINDOW_HOURS * 3600 * 1000;

@@ -1,5 +1,5 @@
-import { type DeviceFacts, type FilterColumns, filterMatches } from '../gateway/device-filter';
-import type { PatternCache } from '../gateway/pattern';
+import { type DeviceFacts, type FilterColumns, filterMatches } from '../matching/device-filter';
+import type { PatternCache } from '../matching/pattern';
 
 export interface RuleRow extends FilterColumns {
   id: string;

@@ -22,17 +22,13 @@ export const firewallRoutes = [
     role: 'observer',
     summary: 'List the namespace firewall rules, by priority',
     tags,
+    paged: true,
     schema: {
       query: T.Object(pageQuery, { additionalProperties: true }),
       response: { 200: T.Array(firewallRuleSchema) },
       headers: { 'X-Total-Count': 'Number of rules in the namespace.' },
     },
-    async handler({ query, services, tenantId, ctx }) {
-      const { items, total } = await services.firewall.list(tenantId(), query);
-      ctx.set('X-Total-Count', String(total));
-      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-      return items;
-    },
+    handler: ({ query, services }) => services.firewallRules.list(query),
   }),
   defineRoute({
     method: 'POST',
@@ -46,8 +42,8 @@ export const firewallRoutes = [
       'regular expressions.',
     tags,
     schema: { body: createRuleBody, response: ruleAnswer },
-    async handler({ body, services, tenantId }) {
-      return services.firewall.create(tenantId(), body);
+    handler({ body, services }) {
+      return services.firewallRules.create(body);
     },
   }),
   defineRoute({
@@ -58,8 +54,8 @@ export const firewallRoutes = [
     summary: 'Get a firewall rule',
     tags,
     schema: { params: ruleParams, response: ruleAnswer },
-    async handler({ params, services, tenantId }) {
-      return services.firewall.get(tenantId(), params.id);
+    handler({ params, services }) {
+      return services.firewallRules.get(params.id);
     },
   }),
   defineRoute({
@@ -70,8 +66,8 @@ export const firewallRoutes = [
     summary: 'Update a firewall rule',
     tags,
     schema: { params: ruleParams, body: updateRuleBody, response: ruleAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.firewall.update(tenantId(), params.id, body);
+    handler({ params, body, services }) {
+      return services.firewallRules.update(params.id, body);
     },
   }),
   defineRoute({
@@ -82,8 +78,8 @@ export const firewallRoutes = [
     summary: 'Delete a firewall rule',
     tags,
     schema: { params: ruleParams, response: ruleAnswer },
-    async handler({ params, services, tenantId }) {
-      return services.firewall.remove(tenantId(), params.id);
+    handler({ params, services }) {
+      return services.firewallRules.remove(params.id);
     },
   }),
   defineRoute({
@@ -95,8 +91,8 @@ export const firewallRoutes = [
     description: '406 when the rule already has 3 tags; a hostname filter becomes a tag filter.',
     tags,
     schema: { params: ruleParams, body: tagBody, response: ruleAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.firewall.addTag(tenantId(), params.id, body.tag);
+    handler({ params, body, services }) {
+      return services.firewallRules.addTag(params.id, body.tag);
     },
   }),
   defineRoute({
@@ -107,8 +103,8 @@ export const firewallRoutes = [
     summary: 'Replace the tags of the rule filter',
     tags,
     schema: { params: ruleParams, body: tagsBody, response: ruleAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.firewall.setTags(tenantId(), params.id, body.tags);
+    handler({ params, body, services }) {
+      return services.firewallRules.setTags(params.id, body.tags);
     },
   }),
   defineRoute({
@@ -120,8 +116,8 @@ export const firewallRoutes = [
     description: '406 when it is the last tag of the filter.',
     tags,
     schema: { params: ruleParams, body: tagBody, response: ruleAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.firewall.removeTag(tenantId(), params.id, body.tag);
+    handler({ params, body, services }) {
+      return services.firewallRules.removeTag(params.id, body.tag);
     },
   }),
   defineRoute({
@@ -132,8 +128,8 @@ export const firewallRoutes = [
     summary: 'Remove a tag (named in the path) from the rule filter',
     tags,
     schema: { params: ruleTagParams, response: ruleAnswer },
-    async handler({ params, services, tenantId }) {
-      return services.firewall.removeTag(tenantId(), params.id, params.tag);
+    handler({ params, services }) {
+      return services.firewallRules.removeTag(params.id, params.tag);
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox';
-import { deviceFilterSchema, tagListSchema, tagSchema } from '../gateway/device-filter';
+import { deviceFilterSchema, tagListSchema, tagSchema } from '../matching/device-filter';
 
 const pattern = (what: string) =>
   T.String({ minLength: 1, maxLength: 255, description: `Regular expression (RE2) on the ${what}.` });

@@ -1,12 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { Conflict, Invalid, NotAcceptable, NotFound, TenantStore } from '@gatehouse/core';
+import {
+  Conflict,
+  Invalid,
+  listPage,
+  NotAcceptable,
+  NotFound,
+  type Page,
+  TenantStore,
+} from '@gatehouse/core';
 import type { Knex } from 'knex';
-import { type DeviceFilter, filterColumns, filterOf } from '../gateway/device-filter';
-import { isValidPattern, PatternCache } from '../gateway/pattern';
+import { type DeviceFilter, filterColumns, filterOf } from '../matching/device-filter';
+import { isValidPattern, PatternCache } from '../matching/pattern';
 import { TagFilterTable } from '../tags/filter-tables';
 import { type Attempt, evaluate, type RuleRow, type Verdict } from './evaluate';
+import { FirewallRule } from './model';
 
-export interface FirewallRule {
+/** The firewall rule entity as the API answers it (SPEC.md section 3). */
+export interface FirewallRuleView {
   id: string;
   tenant_id: string;
   action: 'allow' | 'deny';
@@ -26,7 +36,7 @@ export interface RuleFields {
   username?: string;
 }
 
-function present(row: RuleRow): FirewallRule {
+function present(row: RuleRow): FirewallRuleView {
   return {
     id: row.id,
     tenant_id: row.tenant_id,
@@ -57,102 +67,101 @@ function columns(fields: RuleFields): Partial<RuleRow> {
   return { ...row, ...(fields.filter ? filterColumns(fields.filter) : {}) };
 }
 
-/** Firewall rules of a namespace and their evaluation on each gateway connection (SPEC.md section 7). */
+/** Rule order: priority, then age (SPEC.md section 7). */
+const ruleOrder = [
+  { column: 'priority', order: 'asc' as const },
+  { column: 'created_at', order: 'asc' as const },
+];
+
+/** The firewall rules of the caller's namespace (request scope): the calls of SPEC.md section 7. */
+export class FirewallRuleService {
+  private readonly tenant: TenantStore;
+
+  constructor(deps: { tenant: TenantStore }) {
+    this.tenant = deps.tenant;
+  }
+
+  private rules() {
+    return this.tenant.query(FirewallRule);
+  }
+
+  async list(page: { page: number; per_page: number }): Promise<Page<FirewallRuleView>> {
+    const found = await listPage(this.rules().orderBy(ruleOrder), page);
+    return { items: found.items.map(present), total: found.total };
+  }
+
+  private async row(id: string): Promise<FirewallRule> {
+    const row = await this.rules().findById(id);
+    if (!row) throw new NotFound('firewall rule');
+    return row;
+  }
+
+  async get(id: string): Promise<FirewallRuleView> {
+    return present(await this.row(id));
+  }
+
+  async create(fields: Required<Omit<RuleFields, 'active'>> & RuleFields): Promise<FirewallRuleView> {
+    const id = randomBytes(12).toString('hex');
+    const row = await this.rules()
+      .insert({ id, active: true, ...columns(fields) })
+      .returning('*');
+    return present(row);
+  }
+
+  async update(id: string, fields: RuleFields): Promise<FirewallRuleView> {
+    await this.row(id);
+    const changes = columns(fields);
+    if (Object.keys(changes).length) await this.rules().findById(id).patch(changes);
+    return present(await this.row(id));
+  }
+
+  async remove(id: string): Promise<FirewallRuleView> {
+    const row = await this.row(id);
+    await this.rules().deleteById(id);
+    return present(row);
+  }
+
+  async addTag(id: string, tag: string): Promise<FirewallRuleView> {
+    const row = await this.row(id);
+    const tags = row.filter_tags ?? [];
+    if (tags.includes(tag)) throw new Conflict(['tag']);
+    if (tags.length >= 3) throw new NotAcceptable('a firewall rule has at most 3 tags');
+    return this.update(id, { filter: { tags: [...tags, tag] } });
+  }
+
+  setTags(id: string, tags: string[]): Promise<FirewallRuleView> {
+    return this.update(id, { filter: { tags } });
+  }
+
+  async removeTag(id: string, tag: string): Promise<FirewallRuleView> {
+    const row = await this.row(id);
+    const tags = row.filter_tags ?? [];
+    if (!tags.includes(tag)) throw new NotFound('tag');
+    if (tags.length === 1) throw new NotAcceptable('a tag filter keeps at least one tag');
+    return this.update(id, { filter: { tags: tags.filter((t) => t !== tag) } });
+  }
+}
+
+/**
+ * The firewall as the SSH gateway meets it: the verdict for one connection over a namespace's rules, and the rule
+ * filters namespace-wide tag renames reach (tags/holders.ts). The gateway has established the tenant (the device's).
+ */
 export class FirewallService {
   private readonly db: Knex;
   private readonly patterns = new PatternCache();
   /** Namespace-wide tag renames and deletes reach rule filters through this (see tags/holders.ts). */
-  readonly tagFilters = new TagFilterTable('firewall_rules', (row) => `firewall rule ${row.id}`);
+  readonly tagFilters = new TagFilterTable(FirewallRule, (row) => `firewall rule ${row.id}`);
 
   constructor(deps: { db: Knex }) {
     this.db = deps.db;
   }
 
-  private store(tenantId: string): TenantStore {
-    return new TenantStore(this.db, tenantId);
-  }
-
-  async list(
-    tenantId: string,
-    page: { page: number; per_page: number },
-  ): Promise<{ items: FirewallRule[]; total: number }> {
-    const q = this.store(tenantId).table<RuleRow>('firewall_rules');
-    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
-    const rows = (await q
-      .orderBy([
-        { column: 'priority', order: 'asc' },
-        { column: 'created_at', order: 'asc' },
-      ])
-      .limit(page.per_page)
-      .offset((page.page - 1) * page.per_page)) as RuleRow[];
-    return { items: rows.map(present), total: Number(count) };
-  }
-
-  private async row(store: TenantStore, id: string): Promise<RuleRow> {
-    const row = (await store.table<RuleRow>('firewall_rules').where({ id }).first()) as RuleRow | undefined;
-    if (!row) throw new NotFound('firewall rule');
-    return row;
-  }
-
-  async get(tenantId: string, id: string): Promise<FirewallRule> {
-    return present(await this.row(this.store(tenantId), id));
-  }
-
-  async create(
-    tenantId: string,
-    fields: Required<Omit<RuleFields, 'active'>> & RuleFields,
-  ): Promise<FirewallRule> {
-    const id = randomBytes(12).toString('hex');
-    const [row] = (await this.store(tenantId)
-      .insert('firewall_rules', { id, active: true, ...columns(fields) })
-      .returning('*')) as RuleRow[];
-    return present(row as RuleRow);
-  }
-
-  async update(tenantId: string, id: string, fields: RuleFields): Promise<FirewallRule> {
-    const store = this.store(tenantId);
-    await this.row(store, id);
-    const changes = columns(fields);
-    if (Object.keys(changes).length) await store.table('firewall_rules').where({ id }).update(changes);
-    return present(await this.row(store, id));
-  }
-
-  async remove(tenantId: string, id: string): Promise<FirewallRule> {
-    const store = this.store(tenantId);
-    const row = await this.row(store, id);
-    await store.table('firewall_rules').where({ id }).delete();
-    return present(row);
-  }
-
-  async addTag(tenantId: string, id: string, tag: string): Promise<FirewallRule> {
-    const row = await this.row(this.store(tenantId), id);
-    const tags = row.filter_tags ?? [];
-    if (tags.includes(tag)) throw new Conflict(['tag']);
-    if (tags.length >= 3) throw new NotAcceptable('a firewall rule has at most 3 tags');
-    return this.update(tenantId, id, { filter: { tags: [...tags, tag] } });
-  }
-
-  setTags(tenantId: string, id: string, tags: string[]): Promise<FirewallRule> {
-    return this.update(tenantId, id, { filter: { tags } });
-  }
-
-  async removeTag(tenantId: string, id: string, tag: string): Promise<FirewallRule> {
-    const row = await this.row(this.store(tenantId), id);
-    const tags = row.filter_tags ?? [];
-    if (!tags.includes(tag)) throw new NotFound('tag');
-    if (tags.length === 1) throw new NotAcceptable('a tag filter keeps at least one tag');
-    return this.update(tenantId, id, { filter: { tags: tags.filter((t) => t !== tag) } });
-  }
-
   /** The verdict for one connection, over the namespace's rules as they are now. */
   async check(tenantId: string, attempt: Attempt): Promise<Verdict> {
-    const rules = (await this.store(tenantId)
-      .table<RuleRow>('firewall_rules')
+    const rules = await new TenantStore(this.db, tenantId)
+      .query(FirewallRule)
       .where({ active: true })
-      .orderBy([
-        { column: 'priority', order: 'asc' },
-        { column: 'created_at', order: 'asc' },
-      ])) as RuleRow[];
+      .orderBy(ruleOrder);
     return evaluate(rules, attempt, this.patterns);
   }
 }

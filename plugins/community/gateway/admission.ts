@@ -1,8 +1,9 @@
 import type { Duplex } from 'node:stream';
-import { type Logger, parseSshId, printable, type SshTarget } from '@gatehouse/core';
+import { type Hooks, HttpError, type Logger, parseSshId, printable, type SshTarget } from '@gatehouse/core';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
 import type { SessionService } from '../sessions/service';
+import type { PublicKeyService } from '../sshkeys/service';
 import { SessionJournal } from './journal';
 
 /** What the gateway needs to know of a device (the devices feature's view has these fields). */
@@ -16,6 +17,8 @@ export interface SshDevice {
   tags: string[];
   /** The device key (PEM): the agent's SSH host key must be this key. */
   public_key: string;
+  /** `device` for an agent's device, `container` for a container a connector exposes (no agent, no key). */
+  kind: 'device' | 'container';
 }
 
 /** The devices feature, as the gateway uses it. */
@@ -30,6 +33,8 @@ export interface TunnelOpener {
   reachable?(uid: string): Promise<boolean>;
 }
 
+export type Admitted = Extract<Admission, { ok: true }>;
+
 export type Admission =
   | { ok: false; message: string; journal?: SessionJournal }
   | {
@@ -42,16 +47,23 @@ export type Admission =
     };
 
 export interface AdmissionDeps {
-  devices(): DeviceFinder;
-  tunnels(): TunnelOpener;
+  devices: DeviceFinder;
+  tunnels: TunnelOpener;
   namespaces: NamespaceService;
   firewall: FirewallService;
+  publicKeys: PublicKeyService;
   sessions: SessionService;
+  hooks: Hooks;
   log: Logger;
   /** This gateway instance, written on the sessions it carries (LiveSessions.instance). */
   instance: string;
   /** Whether a refused attempt from this source may still be kept as a session row (per-minute budget). */
   keepRefusal(tenantId: string, ip: string): Promise<boolean>;
+  /**
+   * Whether the device can be reached now, asked of the upstream that reaches it (a container through its engine);
+   * undefined leaves it to the agent tunnel hub.
+   */
+  online?(device: SshDevice): Promise<boolean | undefined>;
 }
 
 const usage =
@@ -60,7 +72,8 @@ const usage =
 /**
  * Decides whether a connection may go on to sign-in, before any credential is relayed (DESIGN.md section 7):
  * the target parses, names an existing namespace and device, the device is accepted and online, and the
- * namespace's firewall lets this source, user and device through. An admitted attempt becomes a session row once a
+ * namespace's firewall lets this source, user and device through. A public key offered later is checked by
+ * `admitsKey`, against the same admission. An admitted attempt becomes a session row once a
  * credential is tried (SessionJournal); a refused one within the source's budget. The answer carries a message for
  * the user when the connection cannot go on.
  */
@@ -78,7 +91,7 @@ export async function admit(
   if ('namespace' in target && !(await deps.namespaces.byName(target.namespace))) {
     return { ok: false, message: `gatehouse: namespace "${target.namespace}" not found` };
   }
-  const device = await deps.devices().findForSsh(target);
+  const device = await deps.devices.findForSsh(target);
   if (!device) {
     return {
       ok: false,
@@ -116,8 +129,16 @@ export async function admit(
   const label = `${device.namespace}.${device.name}`;
   if (device.status === 'pending') return refuse('pending', `device ${label} is waiting to be accepted`);
   if (device.status !== 'accepted') return refuse(device.status, `device ${label} is ${device.status}`);
-  const hub = deps.tunnels();
-  const online = hub.reachable ? await hub.reachable(device.uid) : device.online;
+  try {
+    await deps.hooks.run('device.beforeConnect', { tenantId: device.tenant_id, uid: device.uid });
+  } catch (err) {
+    // A refusal a plugin gives on purpose (4xx) is the user's message; anything else is a fault, not a verdict.
+    if (err instanceof HttpError && err.status < 500) return refuse('refused', err.message);
+    throw err;
+  }
+  const hub = deps.tunnels;
+  const online =
+    (await deps.online?.(device)) ?? (hub.reachable ? await hub.reachable(device.uid) : device.online);
   if (!online) return refuse('offline', `device ${label} is offline`);
   const verdict = await deps.firewall.check(device.tenant_id, {
     ip: attempt.ip,
@@ -135,4 +156,15 @@ export async function admit(
     record,
     announcement: ns?.settings.connection_announcement ?? '',
   };
+}
+
+/**
+ * Whether the namespace lets the admitted user sign in with the public key of this fingerprint: one of its public
+ * keys, whose username pattern matches the user and whose filter (hostname pattern or tags) matches the device.
+ */
+export function admitsKey(deps: AdmissionDeps, a: Admitted, fingerprint: string): Promise<boolean> {
+  return deps.publicKeys.allows(a.device.tenant_id, fingerprint, a.user, {
+    name: a.device.name,
+    tags: a.device.tags,
+  });
 }

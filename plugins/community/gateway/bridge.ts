@@ -1,11 +1,11 @@
 import { ChannelOutput } from '@gatehouse/agent/ssh/channel-output';
-import type ssh2 from 'ssh2';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
 import type { SessionJournal } from './journal';
+import type { ExitStatus, SessionCommand, TargetSession, Upstream } from './upstream';
 
 /** What one seat (one session channel of a connection) needs from its connection. */
 export interface SeatContext {
-  upstream: ssh2.Client;
+  upstream: Upstream;
   seat: number;
   journal: SessionJournal;
   /** Record the PTY output of this seat (the namespace's session_record). */
@@ -18,10 +18,8 @@ export interface SeatContext {
   touch(): void;
 }
 
-type Exit = { code: number } | { signal: string; core: boolean; description: string };
-
 /**
- * Serves one session channel by opening the same kind of channel on the device and relaying: the PTY request,
+ * Serves one session channel by opening the same kind of session on the target and relaying: the PTY request,
  * environment and agent-forwarding requests are held until the shell, exec or subsystem request says what to
  * open; then data and stderr flow both ways with backpressure, window changes and signals pass on, and the exit
  * status or signal goes back before the channel closes.
@@ -31,7 +29,7 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
   let pty: PseudoTtyInfo | undefined;
   const env: Record<string, string> = {};
   let agent = false;
-  let up: ssh2.ClientChannel | undefined;
+  let up: TargetSession | undefined;
 
   session.on('pty', (accept, _reject, info) => {
     pty = info;
@@ -52,7 +50,7 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
   session.on('x11', (_accept, reject) => reject?.());
   session.on('window-change', (accept, _reject, info) => {
     if (pty) pty = { ...pty, cols: info.cols, rows: info.rows, width: info.width, height: info.height };
-    up?.setWindow(info.rows, info.cols, info.height, info.width);
+    up?.resize({ cols: info.cols, rows: info.rows, width: info.width, height: info.height });
     journal.event('window-change', seat, { cols: info.cols, rows: info.rows });
     if (ctx.record && pty) journal.resize(seat, info.cols, info.rows);
     accept?.();
@@ -65,10 +63,9 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
 
   let started = false;
   const start = (
-    kind: 'shell' | 'exec' | 'subsystem',
+    command: SessionCommand,
     accept: () => ServerChannel | undefined,
     reject: (() => void) | undefined,
-    arg?: string,
   ) => {
     if (started) return reject?.();
     started = true;
@@ -76,46 +73,50 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     // the channel once that EOF is in. Input waits in the channel's buffer until the device side is open.
     const down = accept();
     if (!down) return;
-    const opened = (err: Error | undefined, channel: ssh2.ClientChannel) => {
-      if (err) {
-        journal.event('refused', seat, { request: kind, reason: err.message });
-        down.stderr.write(`gatehouse: the device refused the ${kind} request\r\n`);
+    if (command.kind === 'shell') journal.event('shell', seat);
+    else if (command.kind === 'exec') journal.event('exec', seat, { command: command.command });
+    else journal.event('subsystem', seat, { name: command.name });
+    const request = {
+      command,
+      ...(pty
+        ? {
+            pty: {
+              term: pty.term,
+              cols: pty.cols,
+              rows: pty.rows,
+              width: pty.width,
+              height: pty.height,
+              modes: pty.modes,
+            },
+          }
+        : {}),
+      env,
+      agentForward: agent,
+    };
+    ctx.upstream.open(request).then(
+      (target) => {
+        up = target;
+        relay(down, target, command.kind);
+      },
+      (err: Error) => {
+        journal.event('refused', seat, { request: command.kind, reason: err.message });
+        down.stderr.write(`gatehouse: the device refused the ${command.kind} request\r\n`);
         down.exit(1);
         down.end();
-        return;
-      }
-      up = channel;
-      relay(down, channel, kind);
-    };
-    const ptyOpts = pty
-      ? {
-          term: pty.term,
-          cols: pty.cols,
-          rows: pty.rows,
-          width: pty.width,
-          height: pty.height,
-          modes: pty.modes,
-        }
-      : undefined;
-    const options = { env, ...(agent ? { agentForward: true } : {}) };
-    if (kind === 'shell') {
-      journal.event('shell', seat);
-      ctx.upstream.shell(ptyOpts ?? false, options, opened);
-    } else if (kind === 'exec') {
-      journal.event('exec', seat, { command: arg });
-      ctx.upstream.exec(arg ?? '', { ...options, ...(ptyOpts ? { pty: ptyOpts } : {}) }, opened);
-    } else {
-      journal.event('subsystem', seat, { name: arg });
-      ctx.upstream.subsys(arg ?? '', opened);
-    }
+      },
+    );
   };
-  session.on('shell', (accept, reject) => start('shell', accept, reject));
-  session.on('exec', (accept, reject, info) => start('exec', accept, reject, info.command));
-  session.on('subsystem', (accept, reject, info) => start('subsystem', accept, reject, info.name));
+  session.on('shell', (accept, reject) => start({ kind: 'shell' }, accept, reject));
+  session.on('exec', (accept, reject, info) =>
+    start({ kind: 'exec', command: info.command }, accept, reject),
+  );
+  session.on('subsystem', (accept, reject, info) =>
+    start({ kind: 'subsystem', name: info.name }, accept, reject),
+  );
   session.on('close', () => up?.close());
 
-  const relay = (down: ServerChannel, channel: ssh2.ClientChannel, kind: string) => {
-    let exit: Exit | undefined;
+  const relay = (down: ServerChannel, target: TargetSession, kind: SessionCommand['kind']) => {
+    let exit: ExitStatus | undefined;
     const recording = ctx.record && pty !== undefined;
     if (recording && pty) {
       journal.update({ recorded: true });
@@ -123,32 +124,29 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     }
     // Everything the user's channel gets goes through one ChannelOutput, the announcement too: a second writer
     // could leave a window-blocked write behind that ssh2 would later resend.
-    const output = new ChannelOutput(down, [channel, channel.stderr]);
+    const output = new ChannelOutput(down, [target.stdout, target.stderr]);
     if (kind === 'shell' && pty && ctx.announcement) {
       output.push(false, `${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
     }
-    channel.on('data', (chunk: Buffer) => {
+    target.stdout.on('data', (chunk: Buffer) => {
       ctx.touch();
       if (recording && pty) journal.output(seat, chunk, pty.cols, pty.rows);
       output.push(false, chunk);
     });
-    channel.stderr.on('data', (chunk: Buffer) => output.push(true, chunk));
+    target.stderr.on('data', (chunk: Buffer) => output.push(true, chunk));
     down.on('data', () => ctx.touch());
-    down.pipe(channel);
-    channel.on('exit', (code: number | null, signal?: string, core?: boolean, description?: string) => {
-      exit =
-        typeof code === 'number'
-          ? { code }
-          : { signal: signal ?? 'KILL', core: core ?? false, description: description ?? '' };
-      journal.event(typeof code === 'number' ? 'exit-status' : 'exit-signal', seat, exit);
+    down.pipe(target.stdin);
+    target.onExit((status) => {
+      exit = status;
+      journal.event('code' in status ? 'exit-status' : 'exit-signal', seat, status);
     });
-    channel.on('close', () => {
+    target.onClose(() => {
       output.drained().then(() => {
         if (exit && 'code' in exit) down.exit(exit.code);
         else if (exit) down.exit(exit.signal, exit.core, exit.description);
         down.end();
       });
     });
-    down.on('close', () => channel.close());
+    down.on('close', () => target.close());
   };
 }

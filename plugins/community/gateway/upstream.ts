@@ -1,25 +1,112 @@
-import { createPublicKey } from 'node:crypto';
-import type { Duplex } from 'node:stream';
-import ssh2, {
-  type Algorithms,
-  type BaseAgent,
-  type PasswordAuthMethod,
-  type PublicKeyAuthMethod,
-} from 'ssh2';
+import type { Duplex, Readable, Writable } from 'node:stream';
+import type ssh2 from 'ssh2';
+import type { TerminalModes } from 'ssh2';
+import type { SshDevice } from './admission';
 
 /**
- * Between the gateway and the agent both ends are ssh2 over an already authenticated tunnel stream, so pick what
- * is fastest in Node: AES-GCM runs in OpenSSL and costs far less than chacha20 in JavaScript.
+ * The gateway's upstream: where the sessions of a signed-in connection run. The user's side is always SSH (or the
+ * web terminal); the target's side is whatever reaches the device: the agent through its tunnel (agent-upstream.ts),
+ * or another kind of target a plugin adds (a container exec through a container engine). Everything the gateway
+ * does with a target goes through these few calls, so a new kind of target needs nothing else of the gateway.
  */
-const upstreamAlgorithms: Algorithms = {
-  kex: ['curve25519-sha256', 'curve25519-sha256@libssh.org', 'ecdh-sha2-nistp256'],
-  cipher: ['aes128-gcm@openssh.com', 'aes256-gcm@openssh.com', 'chacha20-poly1305@openssh.com'],
-  serverHostKey: ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'rsa-sha2-256', 'rsa-sha2-512'],
-  hmac: ['hmac-sha2-256-etm@openssh.com', 'hmac-sha2-256'],
-  compress: ['none'],
-};
+
+/** A terminal's size, as SSH's `pty-req` and `window-change` carry it. */
+export interface TerminalSize {
+  cols: number;
+  rows: number;
+  /** Pixels; 0 when the client does not say. */
+  width: number;
+  height: number;
+}
+
+export interface PtyRequest extends TerminalSize {
+  term: string;
+  modes?: TerminalModes;
+}
+
+/** What to run: SSH's three session requests. */
+export type SessionCommand =
+  | { kind: 'shell' }
+  | { kind: 'exec'; command: string }
+  | { kind: 'subsystem'; name: string };
+
+export interface SessionRequest {
+  command: SessionCommand;
+  /** A terminal, when the client asked for one. */
+  pty?: PtyRequest;
+  env: Record<string, string>;
+  /** The client asked for agent forwarding (`ssh -A`); a target that cannot forward an agent ignores it. */
+  agentForward: boolean;
+}
+
+/** How a session ended: an exit status, or the signal that ended it. */
+export type ExitStatus = { code: number } | { signal: string; core: boolean; description: string };
+
+/**
+ * One session running on the target. `stdin` takes the user's input (its end is the user's EOF); `stdout` and
+ * `stderr` carry the output with back-pressure (pausing them holds the target). One object may be all three.
+ */
+export interface TargetSession {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  resize(size: TerminalSize): void;
+  /** Sends a signal by its SSH name (`INT`, `TERM`, ...); a target without signals ignores it. */
+  signal(name: string): void;
+  /** The exit status or signal, reported at most once, before `onClose`. */
+  onExit(listener: (exit: ExitStatus) => void): void;
+  onClose(listener: () => void): void;
+  close(): void;
+}
+
+/** What the target says of a connection forwarded to the user (`ssh -R`). */
+export interface IncomingForward {
+  destIP: string;
+  destPort: number;
+  srcIP: string;
+  srcPort: number;
+}
+
+/** Port forwarding on the target (`ssh -L`, `-D`, `-R`). */
+export interface UpstreamForwarding {
+  /** A connection from the target to `dest`, as seen from the device. */
+  connect(src: { ip: string; port: number }, dest: { host: string; port: number }): Promise<Duplex>;
+  /** Listens on the target; answers the port bound (the one asked for, or the one chosen for port 0). */
+  listen(address: string, port: number): Promise<number>;
+  unlisten(address: string, port: number): Promise<void>;
+  /** A connection to a listening port: `accept` gives its stream, `reject` refuses it. */
+  onIncoming(listener: (info: IncomingForward, accept: () => Duplex, reject: () => void) => void): void;
+}
+
+/** A signed-in connection to one target; every session channel of the user's connection opens a session here. */
+export interface Upstream {
+  open(request: SessionRequest): Promise<TargetSession>;
+  /** Absent when the target has no port forwarding: the gateway refuses those requests. */
+  readonly forwarding?: UpstreamForwarding;
+  onClose(listener: () => void): void;
+  end(): void;
+}
 
 export type UpstreamAuth = { password: string } | { privateKey: string };
+
+/**
+ * Reaches one kind of target. The gateway asks the dialers in order and signs in through the first that reaches
+ * the device (the agent tunnel reaches every device an agent registered).
+ */
+export interface UpstreamDialer {
+  reaches(device: SshDevice): boolean;
+  /**
+   * Whether a device it reaches can be reached now (checked at admission, before any credential is asked for).
+   * Without it, the agent tunnel hub says whether the device's agent is connected.
+   */
+  online?(device: SshDevice): Promise<boolean>;
+  /**
+   * Signs in on the device as `user` with the credential the gateway chose (the user's password, or the gateway's
+   * key for a public key the namespace allows). Rejects with UpstreamRefused when the target says no to the
+   * credential, HostKeyMismatch when the target is not the device, and any other error when it cannot be reached.
+   */
+  dial(device: SshDevice, user: string, auth: UpstreamAuth, agent?: ssh2.BaseAgent): Promise<Upstream>;
+}
 
 export class UpstreamRefused extends Error {
   override name = 'UpstreamRefused';
@@ -28,75 +115,4 @@ export class UpstreamRefused extends Error {
 /** The agent at the end of the tunnel showed a host key other than the device's registered key. */
 export class HostKeyMismatch extends Error {
   override name = 'HostKeyMismatch';
-}
-
-/**
- * Whether the SSH host key an agent offers (the SSH wire blob) is the device key on record (PEM). Compared as SPKI
- * DER, so the encodings of the two do not matter; anything unreadable is a mismatch.
- */
-export function isDeviceKey(offered: Buffer, registeredPem: string): boolean {
-  try {
-    const parsed = ssh2.utils.parseKey(offered);
-    const key = Array.isArray(parsed) ? parsed[0] : parsed;
-    if (!key || key instanceof Error) return false;
-    const der = (pem: string) => createPublicKey(pem).export({ type: 'spki', format: 'der' });
-    return der(key.getPublicPEM()).equals(der(registeredPem));
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Signs in to the device's agent over `stream` as `username`. Resolves with the ready client, or rejects with
- * UpstreamRefused when the agent said no to the credentials (and with the transport error otherwise).
- */
-export function connectUpstream(
-  stream: Duplex,
-  opts: { username: string; auth: UpstreamAuth; agent?: BaseAgent; timeoutMs: number; hostKey: string },
-): Promise<ssh2.Client> {
-  return new Promise((resolve, reject) => {
-    const client = new ssh2.Client();
-    const method: PasswordAuthMethod | PublicKeyAuthMethod =
-      'password' in opts.auth
-        ? { type: 'password', username: opts.username, password: opts.auth.password }
-        : { type: 'publickey', username: opts.username, key: opts.auth.privateKey };
-    let settled = false;
-    let mismatch = false;
-    const fail = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      client.end();
-      stream.destroy();
-      reject(err);
-    };
-    client.once('ready', () => {
-      settled = true;
-      resolve(client);
-    });
-    // Errors after sign-in surface as 'close' to whoever holds the client.
-    client.on('error', (err: Error & { level?: string }) => {
-      if (mismatch) return fail(new HostKeyMismatch('the agent showed a host key other than the device key'));
-      fail(
-        err.level === 'client-authentication' ? new UpstreamRefused('the device refused the sign-in') : err,
-      );
-    });
-    client.once('close', () => fail(new Error('the device closed the connection during sign-in')));
-    client.connect({
-      sock: stream as unknown as ssh2.ConnectConfig['sock'],
-      username: opts.username,
-      // Exactly the one method chosen: ssh2 would otherwise also try the agent relay's identities.
-      authHandler: [method],
-      ...(opts.agent ? { agent: opts.agent } : {}),
-      algorithms: upstreamAlgorithms,
-      readyTimeout: opts.timeoutMs,
-      keepaliveInterval: 15_000,
-      keepaliveCountMax: 4,
-      // The agent's host key is its device key: anything else is not the device, and it gets no credential (the
-      // password or key sign-in is sent only after this check).
-      hostVerifier: (key: Buffer) => {
-        mismatch = !isDeviceKey(key, opts.hostKey);
-        return !mismatch;
-      },
-    });
-  });
 }

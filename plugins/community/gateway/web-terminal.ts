@@ -1,21 +1,18 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type Logger, Unauthorized, type UserCaller } from '@gatehouse/core';
-import type ssh2 from 'ssh2';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { md5Fingerprint } from '../sshkeys/fingerprint';
 import type { UserService } from '../users/service';
-import { type Admission, admit } from './admission';
-import type { GatewayService } from './connector';
+import { type Admitted, admit, admitsKey } from './admission';
 import { newNonce, parseOfferedKey, SIGNATURE_NAMESPACE, verifyProof } from './key-proof';
+import type { SshGateway } from './ssh-gateway';
 import type { TerminalTickets } from './terminal-tickets';
-import { type UpstreamAuth, UpstreamRefused } from './upstream';
+import { type TargetSession, type Upstream, type UpstreamAuth, UpstreamRefused } from './upstream';
 
 export const WEB_TERMINAL_PATH = '/ws/ssh';
 /** A control frame is small JSON; anything larger is a client bug or hostile. */
 const MAX_CONTROL = 4096;
-
-type Admitted = Extract<Admission, { ok: true }>;
 
 /** A JSON control frame from the browser. */
 interface Frame {
@@ -64,7 +61,7 @@ export class WebTerminal {
 
   constructor(
     private readonly deps: {
-      gateway: () => GatewayService;
+      gateway: () => SshGateway;
       tickets: () => TerminalTickets;
       users: () => UserService;
       preAuthSeconds: number;
@@ -135,7 +132,7 @@ export class WebTerminal {
     let cols = opts.cols;
     let rows = opts.rows;
     const early: Buffer[] = [];
-    let channel: ssh2.ClientChannel | undefined;
+    let channel: TargetSession | undefined;
     let admitted: Admitted | undefined;
     // Sign-in frames ('auth', then 'signature' for a key) wait here until the step that reads them.
     const pending: Frame[] = [];
@@ -143,7 +140,7 @@ export class WebTerminal {
     ws.on('message', (data: RawData, binary: boolean) => {
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
       if (binary) {
-        if (channel) channel.write(buf);
+        if (channel) channel.stdin.write(buf);
         else early.push(buf);
         return;
       }
@@ -161,7 +158,7 @@ export class WebTerminal {
       } else if (frame.type === 'resize') {
         cols = size(String(frame.cols), cols);
         rows = size(String(frame.rows), rows);
-        channel?.setWindow(rows, cols, 0, 0);
+        channel?.resize({ cols, rows, width: 0, height: 0 });
         if (admitted) {
           admitted.journal.event('window-change', 0, { cols, rows });
           if (admitted.record) admitted.journal.resize(0, cols, rows);
@@ -189,7 +186,7 @@ export class WebTerminal {
       });
 
     const gateway = this.deps.gateway();
-    const a = await admit(gateway.deps, opts.target, { ip: opts.ip, type: 'web' });
+    const a = await admit(gateway.admission, opts.target, { ip: opts.ip, type: 'web' });
     if (!a.ok) return this.fail(ws, a.message.replace(/^gatehouse: /, ''));
     if (a.device.tenant_id !== opts.tenant) {
       a.journal.event('refused', 0, { reason: 'namespace' });
@@ -212,11 +209,7 @@ export class WebTerminal {
       const key = typeof auth.key === 'string' ? parseOfferedKey(auth.key) : undefined;
       if (!key) return refuse('the public key could not be read');
       fingerprint = md5Fingerprint(key.blob);
-      const allowed = await gateway.publicKeys.allows(a.device.tenant_id, fingerprint, a.user, {
-        name: a.device.name,
-        tags: a.device.tags,
-      });
-      if (!allowed)
+      if (!(await admitsKey(gateway.admission, a, fingerprint)))
         return refuse(
           `this key is not among the namespace's public keys for ${a.user} on ${a.device.name}; add it under Public keys`,
           { type: 'auth-failed', data: { method, fingerprint } },
@@ -244,7 +237,7 @@ export class WebTerminal {
     } else {
       return refuse('the sign-in frame names no password or key');
     }
-    let upstream: ssh2.Client;
+    let upstream: Upstream;
     try {
       upstream = await gateway.upstream(a, credential);
     } catch (err) {
@@ -268,39 +261,45 @@ export class WebTerminal {
       gateway.live.delete(a.journal.uid);
       void a.journal.end();
     });
-    upstream.on('close', () => {
+    upstream.onClose(() => {
       if (ws.readyState === ws.OPEN) ws.close(1000, 'closed');
     });
     a.journal.event('pty-req', 0, { term: 'xterm-256color', cols, rows });
     a.journal.event('shell', 0);
-    upstream.shell({ term: 'xterm-256color', cols, rows, width: 0, height: 0 }, (err, ch) => {
-      if (err) return this.fail(ws, 'the device refused the shell');
-      channel = ch;
-      if (a.record) {
-        a.journal.update({ recorded: true });
-        a.journal.resize(0, cols, rows);
+    let session: TargetSession;
+    try {
+      session = await upstream.open({
+        command: { kind: 'shell' },
+        pty: { term: 'xterm-256color', cols, rows, width: 0, height: 0 },
+        env: {},
+        agentForward: false,
+      });
+    } catch {
+      return this.fail(ws, 'the device refused the shell');
+    }
+    channel = session;
+    if (a.record) {
+      a.journal.update({ recorded: true });
+      a.journal.resize(0, cols, rows);
+    }
+    if (a.announcement) ws.send(Buffer.from(`${a.announcement.replace(/\r?\n/g, '\r\n')}\r\n`));
+    for (const b of early.splice(0)) session.stdin.write(b);
+    const out = (chunk: Buffer) => {
+      if (a.record) a.journal.output(0, chunk, cols, rows);
+      ws.send(chunk);
+    };
+    session.stdout.on('data', out);
+    session.stderr.on('data', out);
+    session.onExit((exit) => {
+      // The same shape as SSH sessions' exits (bridge.ts): {code}, or {signal, core, description}.
+      a.journal.event('code' in exit ? 'exit-status' : 'exit-signal', 0, exit);
+      if (ws.readyState === ws.OPEN) {
+        ws.send(JSON.stringify({ type: 'exit', code: 'code' in exit ? exit.code : undefined }));
       }
-      if (a.announcement) ws.send(Buffer.from(`${a.announcement.replace(/\r?\n/g, '\r\n')}\r\n`));
-      for (const b of early.splice(0)) ch.write(b);
-      const out = (chunk: Buffer) => {
-        if (a.record) a.journal.output(0, chunk, cols, rows);
-        ws.send(chunk);
-      };
-      ch.on('data', out);
-      ch.stderr.on('data', out);
-      ch.on('exit', (code: number | null, signal?: string) => {
-        // The same shape as SSH sessions' exits (bridge.ts): {code}, or {signal, core, description}.
-        a.journal.event(
-          typeof code === 'number' ? 'exit-status' : 'exit-signal',
-          0,
-          typeof code === 'number' ? { code } : { signal: signal ?? 'KILL', core: false, description: '' },
-        );
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ type: 'exit', code: code ?? undefined }));
-      });
-      ch.on('close', () => {
-        if (ws.readyState === ws.OPEN) ws.close(1000, 'session ended');
-        upstream.end();
-      });
+    });
+    session.onClose(() => {
+      if (ws.readyState === ws.OPEN) ws.close(1000, 'session ended');
+      upstream.end();
     });
   }
 

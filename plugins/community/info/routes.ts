@@ -1,4 +1,4 @@
-import { defineRoute, version } from '@gatehouse/core';
+import { consoleModuleEntries, defineRoute, version } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 
 /** `GET /info` (SPEC.md section 7): what agents and the console learn about the instance. */
@@ -20,19 +20,32 @@ export const infoRoutes = [
           endpoints: T.Object({ ssh: T.String(), api: T.String() }),
           setup: T.Boolean({ description: 'true once the first user exists' }),
           authentication: T.Object({ local: T.Boolean(), saml: T.Boolean() }),
-          plugins: T.Array(T.String(), { description: 'plugins of this edition (decides console modules)' }),
+          plugins: T.Array(T.String(), {
+            description: 'names of the running plugins, in load order (decides console modules)',
+          }),
+          console_modules: T.Array(
+            T.Object({
+              plugin: T.String(),
+              url: T.String({
+                description: 'the ES module the console imports; its default export fills slots',
+              }),
+            }),
+            { description: 'console modules of the running plugins, in load order' },
+          ),
         }),
       },
     },
     async handler({ ctx, services }) {
-      const { kernel, features, config } = services;
+      const { kernel, features } = services;
       const host = ctx.hostname || 'localhost';
       return {
         version,
         endpoints: { ssh: `${host}:${kernel.sshPort}`, api: `${host}:${kernel.httpPort}` },
         setup: await services.users.any(),
         authentication: { ...features.authentication },
-        plugins: [...config.plugins],
+        // The manifests' names, not the config's entries: an outside plugin may be listed by package name or path.
+        plugins: kernel.plugins.map((p) => p.name),
+        console_modules: consoleModuleEntries(kernel.plugins),
       };
     },
   }),

@@ -5,35 +5,16 @@ import {
   fromDatabaseError,
   type Hooks,
   HttpError,
+  type MemberInvite,
   NotFound,
   type Role,
   roleAtLeast,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import type { NamespaceService } from '../namespaces/service';
+import { User } from '../users/model';
 import type { UserService } from '../users/service';
-
-/**
- * What `member.invite` handlers see. Community adds the member at once (`status` stays `accepted`); an edition that
- * confirms invites by e-mail sets `status` to `pending` and sends its message (SPEC.md section 4).
- */
-export interface MemberInvite {
-  tenantId: string;
-  namespace: string;
-  invitedBy: string;
-  userId: string;
-  email: string;
-  role: Role;
-  status: 'accepted' | 'pending';
-  /** Set by a handler that makes the invite expire (cloud: 7 days). */
-  expiresAt?: Date;
-}
-
-declare module '@gatehouse/core/hooks' {
-  interface HookMap {
-    'member.invite': MemberInvite;
-  }
-}
+import { Member } from './model';
 
 /**
  * Members and roles (SPEC.md sections 4 and 6). Nobody grants a role above their own or touches the owner; the
@@ -57,13 +38,18 @@ export class MemberService {
     return caller;
   }
 
-  async add(caller: Caller, tenantId: string, email: string, role: Role): Promise<void> {
+  /** Adds a member (or, where a `member.invite` handler says so, invites one); answers the invite as handled. */
+  async add(caller: Caller, tenantId: string, email: string, role: Role): Promise<MemberInvite> {
     const me = this.me(caller);
-    const mine = await this.namespaces.roleIn(caller, tenantId, 'administrator');
+    const { role: mine, tenant } = await this.namespaces.storeFor(caller, tenantId, 'administrator');
     if (role === 'owner' || !roleAtLeast(mine, role))
       throw new Forbidden('you cannot grant a role above your own');
     const ns = await this.namespaces.get(tenantId);
-    const user = await this.db('users').whereRaw('lower(email) = lower(?)', [email]).first('id', 'email');
+    const user = await User.bindKnex(this.db)
+      .query()
+      .whereRaw('lower(email) = lower(?)', [email])
+      .select('id', 'email')
+      .first();
     if (!user) {
       // Community adds existing accounts only (no sign-up, no e-mailed invitations): say what to do instead.
       throw new HttpError(
@@ -74,7 +60,7 @@ export class MemberService {
         { code: 'account_needed' },
       );
     }
-    if (await this.db('namespace_members').where({ tenant_id: tenantId, user_id: user.id }).first('role')) {
+    if (await tenant.query(Member).where({ user_id: user.id }).select('role').first()) {
       throw new Conflict(['email']);
     }
     const invite: MemberInvite = {
@@ -88,8 +74,7 @@ export class MemberService {
     };
     await this.hooks.run('member.invite', invite);
     try {
-      await this.db('namespace_members').insert({
-        tenant_id: tenantId,
+      await tenant.query(Member).insert({
         user_id: user.id,
         role,
         status: invite.status,
@@ -98,32 +83,31 @@ export class MemberService {
     } catch (err) {
       throw fromDatabaseError(err, { namespace_members_pkey: ['email'] });
     }
+    return invite;
   }
 
   /** The member `userId` of `tenantId` that `caller` may act on: not the owner, not above the caller's role. */
   private async target(caller: Caller, tenantId: string, userId: string) {
     const me = this.me(caller);
-    const mine = await this.namespaces.roleIn(caller, tenantId, 'administrator');
-    const row = await this.db('namespace_members')
-      .where({ tenant_id: tenantId, user_id: userId })
-      .first('role');
+    const { role: mine, tenant } = await this.namespaces.storeFor(caller, tenantId, 'administrator');
+    const row = await tenant.query(Member).where({ user_id: userId }).select('role').first();
     if (!row) throw new NotFound('member');
     if (userId === me.userId) throw new Forbidden('you cannot change your own membership');
     if (row.role === 'owner') throw new Forbidden('the owner cannot be changed or removed');
     if (!roleAtLeast(mine, row.role)) throw new Forbidden('this member has a role above yours');
-    return mine;
+    return { mine, tenant };
   }
 
   async changeRole(caller: Caller, tenantId: string, userId: string, role: Role): Promise<void> {
-    const mine = await this.target(caller, tenantId, userId);
+    const { mine, tenant } = await this.target(caller, tenantId, userId);
     if (role === 'owner' || !roleAtLeast(mine, role))
       throw new Forbidden('you cannot grant a role above your own');
-    await this.db('namespace_members').where({ tenant_id: tenantId, user_id: userId }).update({ role });
+    await tenant.query(Member).where({ user_id: userId }).patch({ role });
   }
 
   async remove(caller: Caller, tenantId: string, userId: string): Promise<void> {
-    await this.target(caller, tenantId, userId);
-    await this.db('namespace_members').where({ tenant_id: tenantId, user_id: userId }).delete();
+    const { tenant } = await this.target(caller, tenantId, userId);
+    await tenant.query(Member).where({ user_id: userId }).delete();
   }
 
   /** Leaves a namespace and returns a new authentication that no longer includes it. */
@@ -133,9 +117,9 @@ export class MemberService {
       throw new Forbidden('an API key is not a member of its namespace; delete the key instead');
     }
     const me = this.me(caller);
-    const role = await this.namespaces.roleIn(caller, tenantId);
+    const { role, tenant } = await this.namespaces.storeFor(caller, tenantId);
     if (role === 'owner') throw new Forbidden('the owner cannot leave; delete the namespace instead');
-    await this.db('namespace_members').where({ tenant_id: tenantId, user_id: me.userId }).delete();
+    await tenant.query(Member).where({ user_id: me.userId }).delete();
     return this.users.authResult(await this.users.get(me.userId));
   }
 }

@@ -1,5 +1,6 @@
 import { defineRoute, Unauthorized } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
+import { requireLocalSignIn } from '../users/login';
 import { userAuth } from '../users/schemas';
 
 const code = T.String({ minLength: 6, maxLength: 10, description: 'the 6-digit code shown by the app' });
@@ -19,6 +20,7 @@ export const mfaRoutes = [
       response: { 200: userAuth, 401: null, 429: null },
     },
     async handler({ body, services, ctx }) {
+      requireLocalSignIn(services.features);
       return services.mfa.authenticate(body.token, body.code, ctx.ip);
     },
   }),
@@ -36,6 +38,7 @@ export const mfaRoutes = [
       headers: { 'X-Expires-At': 'Unix time until which the code may still disable MFA.' },
     },
     async handler({ body, services, ctx }) {
+      requireLocalSignIn(services.features);
       const { auth, expiresAt } = await services.mfa.recover(body.identifier, body.recovery_code, ctx.ip);
       ctx.set('X-Expires-At', String(expiresAt));
       ctx.set('Access-Control-Expose-Headers', 'X-Expires-At');
@@ -71,6 +74,7 @@ export const mfaRoutes = [
       response: { 200: userAuth, 401: null, 429: null },
     },
     async handler({ params, body, services, ctx }) {
+      requireLocalSignIn(services.features);
       return services.mfa.completeReset(params.id, body.main_email_code, body.recovery_email_code, ctx.ip);
     },
   }),

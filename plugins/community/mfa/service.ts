@@ -16,7 +16,9 @@ import {
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import { type Lockout, lockedOut } from '../users/lockout';
+import { User } from '../users/model';
 import type { UserRow, UserService } from '../users/service';
+import { RecoveryCode } from './model';
 import { matchTotp, newTotpSecret, otpauthLink } from './totp';
 
 /** SPEC.md section 9: a used recovery code may still disable MFA for 10 minutes. */
@@ -121,11 +123,12 @@ export class MfaService {
     }
     await this.checkTotp(user, pending.secret, input.code, source, 'code');
     await this.db.transaction(async (trx) => {
-      await trx('users')
-        .where({ id: userId })
-        .update({ mfa_enabled: true, mfa_secret: this.secrets.seal(pending.secret, MFA_SECRETS, userId) });
-      await trx('mfa_recovery_codes').where({ user_id: userId }).delete();
-      await trx('mfa_recovery_codes').insert(pending.codes.map((d) => ({ user_id: userId, code_digest: d })));
+      await User.bindKnex(this.db)
+        .query(trx)
+        .findById(userId)
+        .patch({ mfa_enabled: true, mfa_secret: this.secrets.seal(pending.secret, MFA_SECRETS, userId) });
+      await this.codes(trx).where({ user_id: userId }).delete();
+      await this.codes(trx).insert(pending.codes.map((d) => ({ user_id: userId, code_digest: d })));
     });
     await this.cache.del(`mfa:pending:${userId}`);
   }
@@ -251,10 +254,18 @@ export class MfaService {
     return this.users.authResult(user);
   }
 
+  /** A user's recovery codes: no tenant's rows. */
+  private codes(trx?: Knex.Transaction) {
+    return RecoveryCode.bindKnex(this.db).query(trx);
+  }
+
   private async turnOff(userId: string) {
     await this.db.transaction(async (trx) => {
-      await trx('users').where({ id: userId }).update({ mfa_enabled: false, mfa_secret: null });
-      await trx('mfa_recovery_codes').where({ user_id: userId }).delete();
+      await User.bindKnex(this.db)
+        .query(trx)
+        .findById(userId)
+        .patch({ mfa_enabled: false, mfa_secret: null });
+      await this.codes(trx).where({ user_id: userId }).delete();
     });
   }
 
@@ -263,10 +274,10 @@ export class MfaService {
     const d = digest(normalCode(code));
     const guess = await this.lockout.guess('recover', source, user.id, async () => {
       // The look-up is by digest, an index probe that does not compare the secret byte by byte.
-      const spent = await this.db('mfa_recovery_codes')
+      const spent = await this.codes()
         .where({ user_id: user.id, code_digest: d })
         .whereNull('used_at')
-        .update({ used_at: new Date() });
+        .patch({ used_at: new Date() });
       return spent > 0;
     });
     if (!guess.ok) {

@@ -10,17 +10,13 @@ export const namespaceRoutes = [
     auth: ['user', 'apiKey'],
     summary: 'Namespaces you belong to (an API key: its own)',
     tags: ['namespaces'],
+    paged: true,
     schema: {
       query: T.Object(pageQuery, { additionalProperties: true }),
       response: { 200: T.Array(namespaceView) },
       headers: { 'X-Total-Count': 'Number of namespaces in all pages.' },
     },
-    async handler({ caller, query, services, ctx }) {
-      const { total, items } = await services.namespaces.list(caller, query);
-      ctx.set('X-Total-Count', String(total));
-      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-      return items;
-    },
+    handler: ({ caller, query, services }) => services.namespaces.list(caller, query),
   }),
   defineRoute({
     method: 'POST',

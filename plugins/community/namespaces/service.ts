@@ -11,15 +11,12 @@ import {
   NotFound,
   type Role,
   roleAtLeast,
+  TenantStore,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
-
-declare module '@gatehouse/core/hooks' {
-  interface HookMap {
-    /** Runs inside the deleting transaction before a namespace and everything in it go (cloud reports billing). */
-    'namespace.beforeDelete': { tenantId: string; trx: Knex.Transaction };
-  }
-}
+import { Member } from '../members/model';
+import { User } from '../users/model';
+import { Namespace } from './model';
 
 /** A member as the Namespace entity lists it (SPEC.md section 3). */
 export interface MemberView {
@@ -65,6 +62,24 @@ export class NamespaceService {
    * is 404, so a namespace one does not belong to cannot be told apart from one that does not exist; a role below
    * `need` is 403.
    */
+  /**
+   * The store of `tenantId` for a caller whose role there is at least `need` (`roleIn`'s answers otherwise). Calls
+   * that name a namespace in their path (`/api/namespaces/{tenant}/...`) act on that namespace, not the caller's
+   * token namespace: this hands out its store only once the caller's membership is established.
+   */
+  async storeFor(
+    caller: Caller,
+    tenantId: string,
+    need: Role = 'observer',
+  ): Promise<{ role: Role; tenant: TenantStore }> {
+    const role = await this.roleIn(caller, tenantId, need);
+    return { role, tenant: new TenantStore(this.db, tenantId) };
+  }
+
+  private rows(trx?: Knex) {
+    return Namespace.bindKnex(this.db).query(trx === this.db ? undefined : trx);
+  }
+
   async roleIn(caller: Caller, tenantId: string, need: Role = 'observer'): Promise<Role> {
     let role: Role | undefined;
     if (caller.kind === 'user') role = await this.memberRole(tenantId, caller.userId);
@@ -75,19 +90,22 @@ export class NamespaceService {
   }
 
   async memberRole(tenantId: string, userId: string): Promise<Role | undefined> {
-    const row = await this.db('namespace_members')
-      .where({ tenant_id: tenantId, user_id: userId, status: 'accepted' })
-      .first('role');
+    const row = await new TenantStore(this.db, tenantId)
+      .query(Member)
+      .where({ user_id: userId, status: 'accepted' })
+      .select('role')
+      .first();
     return row && isRole(row.role) ? row.role : undefined;
   }
 
   /** Namespaces a user belongs to (or the one of an API key), newest first, with the total for X-Total-Count. */
   async list(caller: Caller, page: { page: number; per_page: number }) {
-    const q = this.db<NamespaceRow>('namespaces');
+    const q = this.rows();
     if (caller.kind === 'user') {
+      // A user's own namespaces: their memberships, across tenants by design.
       q.whereIn(
         'tenant_id',
-        this.db('namespace_members')
+        Member.acrossTenants(this.db)
           .where({ user_id: caller.userId, status: 'accepted' })
           .select('tenant_id'),
       );
@@ -96,33 +114,41 @@ export class NamespaceService {
     } else {
       throw new Forbidden();
     }
-    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as {
-      count: number | string;
-    }[];
+    const total = await q.clone().resultSize();
     const rows: NamespaceRow[] = await q
       .orderBy('created_at', 'desc')
       .limit(page.per_page)
-      .offset((page.page - 1) * page.per_page)
-      .select('*');
-    return { total: Number(count), items: await Promise.all(rows.map((r) => this.view(r))) };
+      .offset((page.page - 1) * page.per_page);
+    return { total, items: await Promise.all(rows.map((r) => this.view(r))) };
   }
 
   /** The Namespace entity of SPEC.md section 3. */
   async view(ns: NamespaceRow) {
-    const members: MemberView[] = await this.db('namespace_members as m')
-      .join('users as u', 'u.id', 'm.user_id')
-      .where('m.tenant_id', ns.tenant_id)
-      .orderBy('m.added_at', 'asc')
+    // The namespace's own members, each with its account through the member's `user` relation.
+    const rows = await new TenantStore(this.db, ns.tenant_id)
+      .query(Member)
+      .joinRelated('user')
+      .orderBy('namespace_members.added_at', 'asc')
       .select(
-        'u.id',
-        'u.username',
-        'u.email',
-        'm.role',
-        'm.status',
-        'm.added_at',
-        'm.expires_at',
-        this.db.raw("case when u.id = ? then 'personal' else 'team' end as type", [ns.owner]),
-      );
+        'user.id',
+        'user.username',
+        'user.email',
+        'namespace_members.role',
+        'namespace_members.status',
+        'namespace_members.added_at',
+        'namespace_members.expires_at',
+      )
+      .castTo<(Omit<MemberView, 'type'> & { expires_at: Date | null })[]>();
+    const members = rows.map((m) => ({
+      id: m.id,
+      username: m.username,
+      email: m.email,
+      role: m.role,
+      status: m.status,
+      added_at: m.added_at,
+      expires_at: m.expires_at,
+      type: m.id === ns.owner ? 'personal' : 'team',
+    }));
     return {
       name: ns.name,
       owner: ns.owner,
@@ -162,17 +188,18 @@ export class NamespaceService {
     const ns = await this.get(tenantId);
     const row: Record<string, unknown> = {};
     if (changes.name !== undefined && changes.name.toLowerCase() !== ns.name) {
-      const taken = await this.db('namespaces')
+      const taken = await this.rows()
         .whereRaw('lower(name) = lower(?)', [changes.name])
         .whereNot({ tenant_id: tenantId })
-        .first('tenant_id');
+        .select('tenant_id')
+        .first();
       if (taken) throw new Conflict(['name']);
       row.name = changes.name.toLowerCase();
     }
     if (changes.settings) row.settings = JSON.stringify({ ...ns.settings, ...changes.settings });
     if (!Object.keys(row).length) return ns;
     try {
-      const [updated] = await this.db('namespaces').where({ tenant_id: tenantId }).update(row).returning('*');
+      const [updated] = await this.rows().where({ tenant_id: tenantId }).patch(row).returning('*');
       return updated as NamespaceRow;
     } catch (err) {
       throw fromDatabaseError(err, namespaceConflicts);
@@ -182,10 +209,10 @@ export class NamespaceService {
   /** Deletes a namespace with everything in it: tenant tables reference it with ON DELETE CASCADE. */
   async remove(tenantId: string): Promise<void> {
     await this.db.transaction(async (trx) => {
-      const ns = await trx('namespaces').where({ tenant_id: tenantId }).forUpdate().first('tenant_id');
+      const ns = await this.rows(trx).findById(tenantId).select('tenant_id').forUpdate();
       if (!ns) throw new NotFound('namespace');
       await this.hooks.run('namespace.beforeDelete', { tenantId, trx });
-      await trx('namespaces').where({ tenant_id: tenantId }).delete();
+      await this.rows(trx).deleteById(tenantId);
     });
   }
 
@@ -196,20 +223,21 @@ export class NamespaceService {
 
   /** Creates a namespace owned by `ownerId`, within the owner's `max_namespaces` (0 none, -1 unlimited). */
   async create(name: string, ownerId: string, trx: Knex = this.db): Promise<NamespaceRow> {
-    const owner = await trx('users').where({ id: ownerId }).first('max_namespaces');
+    const owner = await User.bindKnex(this.db)
+      .query(trx === this.db ? undefined : trx)
+      .findById(ownerId)
+      .select('max_namespaces');
     if (!owner) throw new Forbidden('unknown owner');
     if (owner.max_namespaces >= 0) {
-      const [{ count }] = (await trx('namespaces').where({ owner: ownerId }).count({ count: '*' })) as [
-        { count: number },
-      ];
+      const count = await this.rows(trx).where({ owner: ownerId }).resultSize();
       if (count >= owner.max_namespaces) throw new Forbidden('this user may not own more namespaces');
     }
-    if (await trx('namespaces').whereRaw('lower(name) = lower(?)', [name]).first('tenant_id')) {
+    if (await this.rows(trx).whereRaw('lower(name) = lower(?)', [name]).select('tenant_id').first()) {
       throw new Conflict(['name']);
     }
     const maxDevices = this.config.limits.maxDevices;
     try {
-      const [ns] = await trx('namespaces')
+      const ns = await this.rows(trx)
         .insert({
           tenant_id: randomUUID(),
           name: name.toLowerCase(),
@@ -217,7 +245,7 @@ export class NamespaceService {
           max_devices: maxDevices,
         })
         .returning('*');
-      await this.addMember((ns as NamespaceRow).tenant_id, ownerId, 'owner', trx);
+      await this.addMember(ns.tenant_id, ownerId, 'owner', trx);
       return ns as NamespaceRow;
     } catch (err) {
       throw fromDatabaseError(err, namespaceConflicts);
@@ -226,27 +254,24 @@ export class NamespaceService {
 
   async addMember(tenantId: string, userId: string, role: Role, trx: Knex = this.db): Promise<void> {
     try {
-      await trx('namespace_members').insert({
-        tenant_id: tenantId,
-        user_id: userId,
-        role,
-        status: 'accepted',
-      });
+      await new TenantStore(this.db, tenantId, trx === this.db ? undefined : (trx as Knex.Transaction))
+        .query(Member)
+        .insert({ user_id: userId, role, status: 'accepted' });
     } catch (err) {
       throw fromDatabaseError(err, { namespace_members_pkey: ['email'] });
     }
   }
 
-  byName(name: string): Promise<NamespaceRow | undefined> {
-    return this.db<NamespaceRow>('namespaces').whereRaw('lower(name) = lower(?)', [name]).first();
+  async byName(name: string): Promise<NamespaceRow | undefined> {
+    return await this.rows().whereRaw('lower(name) = lower(?)', [name]).first();
   }
 
-  byTenant(tenantId: string): Promise<NamespaceRow | undefined> {
-    return this.db<NamespaceRow>('namespaces').where({ tenant_id: tenantId }).first();
+  async byTenant(tenantId: string): Promise<NamespaceRow | undefined> {
+    return await this.rows().findById(tenantId);
   }
 
   /** Sets the device limit (admin CLI). SPEC.md: at least 3, or -1 for unlimited. */
   async setMaxDevices(tenantId: string, max: number): Promise<void> {
-    await this.db('namespaces').where({ tenant_id: tenantId }).update({ max_devices: max });
+    await this.rows().findById(tenantId).patch({ max_devices: max });
   }
 }

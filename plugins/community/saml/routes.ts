@@ -1,43 +1,32 @@
-import { defineRoute, NotImplemented } from '@gatehouse/core';
+import { defineRoute, type Method, NotImplemented } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 
 /**
- * A SAML identity provider, registered in the container as `saml` by the enterprise plugin when SAML is configured.
- * Community only owns the call and its 501 answer (SPEC.md section 6).
+ * SAML single sign-on is the enterprise plugin's (plugins/enterprise/saml). SPEC.md section 6 says its calls answer
+ * 501 in the other editions, so they are declared here as stand-ins that the enterprise plugin's routes replace
+ * (DESIGN.md section 3: the few calls that answer 501 elsewhere say so explicitly).
  */
-export interface SamlProvider {
-  /** The identity provider's sign-in URL for a new authentication request. */
-  authUrl(): Promise<string>;
-}
+const calls: [Method, string, string][] = [
+  ['GET', '/api/user/saml/auth', 'Start a SAML sign-in (enterprise edition)'],
+  ['POST', '/api/user/saml/acs', 'SAML assertion consumer (enterprise edition)'],
+  ['POST', '/api/user/saml/token', 'Exchange a SAML sign-in code for a token (enterprise edition)'],
+  ['GET', '/api/user/saml/metadata', 'SAML service provider metadata (enterprise edition)'],
+  ['GET', '/api/admin/saml', 'SAML settings (enterprise edition)'],
+  ['PUT', '/api/admin/saml', 'Change the SAML settings (enterprise edition)'],
+];
 
-declare module '@gatehouse/core/cradle' {
-  interface Cradle {
-    saml?: SamlProvider;
-  }
-}
-
-export const samlRoutes = [
+export const samlStandIns = calls.map(([method, path, summary]) =>
   defineRoute({
-    method: 'GET',
-    path: '/api/user/saml/auth',
+    method,
+    path,
     auth: ['none'],
-    summary: 'Start a SAML sign-in (enterprise edition)',
-    description: 'Answers 501 when SAML is not enabled or the edition is not enterprise.',
-    tags: ['users'],
-    schema: {
-      response: {
-        200: T.Object({ url: T.String({ format: 'uri' }) }),
-        501: T.Object({ message: T.String() }),
-      },
-    },
-    async handler({ scope }) {
-      if (!scope.hasRegistration('saml')) {
-        throw new NotImplemented(
-          'SAML is not enabled: it needs the enterprise edition and an identity provider',
-        );
-      }
-      const saml = scope.resolve('saml') as SamlProvider;
-      return { url: await saml.authUrl() };
+    standIn: true,
+    summary,
+    description: 'Answers 501: SAML needs the enterprise edition.',
+    tags: [path.startsWith('/api/admin/') ? 'instance' : 'users'],
+    schema: { response: { 501: T.Object({ message: T.String() }) } },
+    async handler() {
+      throw new NotImplemented('SAML needs the enterprise edition');
     },
   }),
-];
+);

@@ -14,17 +14,13 @@ export const sessionRoutes = [
     role: 'observer',
     summary: 'List the namespace sessions, newest first',
     tags,
+    paged: true,
     schema: {
       query: T.Object(pageQuery, { additionalProperties: true }),
       response: { 200: T.Array(sessionSchema) },
       headers: { 'X-Total-Count': 'Number of sessions in the namespace.' },
     },
-    async handler({ query, services, tenantId, ctx }) {
-      const { items, total } = await services.sessions.list(tenantId(), query);
-      ctx.set('X-Total-Count', String(total));
-      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-      return items;
-    },
+    handler: ({ query, services }) => services.namespaceSessions.list(query),
   }),
   defineRoute({
     method: 'GET',
@@ -34,8 +30,8 @@ export const sessionRoutes = [
     summary: 'Get a session with its events',
     tags,
     schema: { params: uidParams, response: { 200: sessionSchema } },
-    async handler({ params, services, tenantId }) {
-      return services.sessions.get(tenantId(), params.uid);
+    async handler({ params, services }) {
+      return services.namespaceSessions.get(params.uid);
     },
   }),
   defineRoute({
@@ -71,11 +67,10 @@ export const sessionRoutes = [
       body: T.Object({ device: T.Optional(T.String({ description: 'The uid of the session device.' })) }),
       response: { 200: T.Object({}) },
     },
-    async handler({ params, body, services, tenantId }) {
-      const tenant = tenantId();
-      const session = await services.sessions.get(tenant, params.uid);
+    async handler({ params, body, services }) {
+      const session = await services.namespaceSessions.get(params.uid);
       if (body.device !== undefined && body.device !== session.device_uid) throw new NotFound('session');
-      await services.sessions.close(tenant, params.uid);
+      await services.namespaceSessions.close(params.uid);
       return {};
     },
   }),
@@ -96,8 +91,7 @@ export const sessionRoutes = [
       if (body.uid !== params.uid || body.seat !== params.seat)
         throw new Forbidden('uid and seat differ from the path');
       const ns = await services.namespaces.byTenant(tenant);
-      await services.sessions.record(
-        tenant,
+      await services.namespaceSessions.record(
         params.uid,
         { seat: params.seat, message: body.message, width: body.width, height: body.height },
         ns?.settings.session_record ?? false,
@@ -124,15 +118,14 @@ export const sessionRoutes = [
       ),
       response: { 200: T.Array(recordEntrySchema) },
     },
-    async handler({ params, query, services, tenantId, ctx }) {
-      const tenant = tenantId();
-      const entries = await services.sessions.records(tenant, params.uid, params.seat);
+    async handler({ params, query, services, ctx }) {
+      const entries = await services.namespaceSessions.records(params.uid, params.seat);
       const wantsCast =
         query.format === 'asciicast' ||
         (query.format === undefined &&
           ctx.accepts('json', 'application/x-asciicast') === 'application/x-asciicast');
       if (!wantsCast) return entries;
-      const session = await services.sessions.get(tenant, params.uid);
+      const session = await services.namespaceSessions.get(params.uid);
       ctx.type = 'application/x-asciicast';
       ctx.set('Content-Disposition', `attachment; filename="${params.uid.slice(0, 12)}-${params.seat}.cast"`);
       ctx.body = toAsciicast(entries, {
@@ -150,8 +143,8 @@ export const sessionRoutes = [
     summary: 'Delete the recording of a seat',
     tags,
     schema: { params: seatParams, response: { 200: T.Object({}) } },
-    async handler({ params, services, tenantId }) {
-      await services.sessions.deleteRecords(tenantId(), params.uid, params.seat);
+    async handler({ params, services }) {
+      await services.namespaceSessions.deleteRecords(params.uid, params.seat);
       return {};
     },
   }),
@@ -183,7 +176,7 @@ export const sessionRoutes = [
     },
     async handler({ params, body, services, tenantId }) {
       if (params.tenant !== tenantId()) throw new Forbidden('switch to that namespace first');
-      await services.sessions.setRecording(params.tenant, body.session_record);
+      await services.namespaceSessions.setRecording(body.session_record);
       return body.session_record;
     },
   }),

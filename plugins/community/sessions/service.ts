@@ -1,43 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { NotFound, TenantStore, Unprocessable } from '@gatehouse/core';
+import { listPage, NotFound, TenantStore, Unprocessable } from '@gatehouse/core';
 import type { Knex } from 'knex';
-import type { DeviceService, DeviceView } from '../devices/service';
-
-interface SessionRow {
-  uid: string;
-  tenant_id: string;
-  device_uid: string;
-  username: string;
-  ip_address: string;
-  started_at: Date;
-  last_seen: Date;
-  closed_at: Date | null;
-  authenticated: boolean;
-  recorded: boolean;
-  type: 'web' | 'term';
-  term: string;
-  position: { latitude: number; longitude: number };
-  /** Computed by the store's clock: see LIVE_WINDOW_SECONDS. */
-  live: boolean;
-}
-
-interface EventRow {
-  session_uid: string;
-  type: string;
-  timestamp: Date;
-  data: unknown;
-  seat: number;
-}
-
-interface RecordRow {
-  session_uid: string;
-  tenant_id: string;
-  seat: number;
-  message: string;
-  time: Date;
-  width: number;
-  height: number;
-}
+import { type Model, type QueryBuilder, raw } from 'objection';
+import { type DeviceView, deviceViews } from '../devices/service';
+import { Namespace } from '../namespaces/model';
+import { type SessionEvent as SessionEventModel, Session as SessionModel, SessionRecord } from './model';
 
 export interface SessionEvent {
   type: string;
@@ -112,10 +79,10 @@ export interface LiveSessionCloser {
 export const LIVE_WINDOW_SECONDS = 300;
 
 /** Session columns plus `live`, judged by the database clock that wrote `last_seen`. */
-function withLive(db: Knex, qb: Knex.QueryBuilder): Knex.QueryBuilder {
-  return qb.select(
+function withLive(q: QueryBuilder<SessionModel>): QueryBuilder<SessionModel> {
+  return q.select(
     'sessions.*',
-    db.raw('(sessions.closed_at is null and sessions.last_seen > now() - make_interval(secs => ?)) as live', [
+    raw('(sessions.closed_at is null and sessions.last_seen > now() - make_interval(secs => ?)) as live', [
       LIVE_WINDOW_SECONDS,
     ]),
   );
@@ -127,7 +94,7 @@ function shownDevice(devices: Map<string, DeviceView>, uid: string): DeviceView 
   return device && device.status !== 'removed' ? device : null;
 }
 
-function present(row: SessionRow, events: EventRow[], device: DeviceView | null): Session {
+function present(row: SessionModel, events: SessionEventModel[], device: DeviceView | null): Session {
   const items = events.map((e) => ({
     type: e.type,
     timestamp: new Date(e.timestamp).toISOString(),
@@ -174,15 +141,11 @@ function storable(text: string): string {
 
 export class SessionService {
   private readonly db: Knex;
-  private readonly live: LiveSessionCloser;
-  private readonly devices: DeviceService;
-
-  constructor(deps: { db: Knex; liveSessions: LiveSessionCloser; devices: DeviceService }) {
+  constructor(deps: { db: Knex }) {
     this.db = deps.db;
-    this.live = deps.liveSessions;
-    this.devices = deps.devices;
   }
 
+  /** The gateway has no request: it writes for the namespace it established when the connection signed in. */
   private store(tenantId: string): TenantStore {
     return new TenantStore(this.db, tenantId);
   }
@@ -191,91 +154,68 @@ export class SessionService {
 
   async open(s: NewSession): Promise<string> {
     const uid = s.uid ?? newSessionUid();
-    await this.store(s.tenantId).insert('sessions', {
-      uid,
-      device_uid: s.deviceUid,
-      username: s.username,
-      ip_address: s.ip,
-      type: s.type,
-      recorded: s.recorded,
-      ...(s.instance ? { instance: s.instance } : {}),
-    });
+    await this.store(s.tenantId)
+      .query(SessionModel)
+      .insert({
+        uid,
+        device_uid: s.deviceUid,
+        username: s.username,
+        ip_address: s.ip,
+        type: s.type,
+        recorded: s.recorded,
+        ...(s.instance ? { instance: s.instance } : {}),
+      });
     return uid;
   }
 
-  async update(
+  update(
     tenantId: string,
     uid: string,
     changes: { authenticated?: boolean; term?: string; recorded?: boolean },
   ): Promise<void> {
-    await this.store(tenantId)
-      .table('sessions')
-      .where({ uid })
-      .update({
-        ...(changes.authenticated !== undefined ? { authenticated: changes.authenticated } : {}),
-        ...(changes.term !== undefined ? { term: storable(changes.term) } : {}),
-        ...(changes.recorded !== undefined ? { recorded: changes.recorded } : {}),
-        last_seen: new Date(),
-      });
+    return updateSession(this.store(tenantId), uid, changes);
   }
 
   async addEvents(tenantId: string, uid: string, events: Omit<SessionEvent, 'timestamp'>[]): Promise<void> {
     if (!events.length) return;
-    // Events belong to the session: check it is this tenant's before writing under it.
-    const own = await this.store(tenantId).table('sessions').where({ uid }).first('uid');
+    // Events belong to the session: reached through this tenant's session, they cannot be written under another's.
+    const own = await this.store(tenantId).query(SessionModel).findById(uid).select('uid');
     if (!own) throw new NotFound('session');
-    await this.db('session_events').insert(
+    await own.$relatedQuery('events', undefined).insert(
       events.map((e) => ({
-        session_uid: uid,
         type: e.type,
         data:
           e.data === undefined
             ? null
             : JSON.stringify(e.data, (_, v) => (typeof v === 'string' ? storable(v) : v)),
         seat: e.seat,
-      })),
+      })) as never,
     );
+  }
+
+  addRecords(tenantId: string, uid: string, records: NewRecord[]): Promise<void> {
+    return addRecords(this.store(tenantId), uid, records);
   }
 
   /**
-   * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
-   * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
+   * Marks live sessions as still alive (the gateway calls this periodically, for every session it carries, of any
+   * namespace): one plain statement on purpose, the heartbeat is a bulk path.
    */
-  async addRecords(tenantId: string, uid: string, records: NewRecord[]): Promise<void> {
-    if (!records.length) return;
-    await this.store(tenantId).insert(
-      'session_records',
-      records.map((r) => ({
-        session_uid: uid,
-        seat: r.seat,
-        message: r.message.replaceAll('\u0000', ''),
-        time: r.time,
-        width: r.width,
-        height: r.height,
-      })),
-    );
-  }
-
-  /** Marks live sessions as still alive (the gateway calls this periodically). */
   async touch(uids: string[]): Promise<void> {
     if (uids.length) await this.db('sessions').whereIn('uid', uids).update({ last_seen: new Date() });
   }
 
-  async markClosed(tenantId: string, uid: string): Promise<void> {
-    await this.store(tenantId)
-      .table('sessions')
-      .where({ uid })
-      .whereNull('closed_at')
-      .update({ closed_at: new Date(), last_seen: new Date() });
+  markClosed(tenantId: string, uid: string): Promise<void> {
+    return markClosed(this.store(tenantId), uid);
   }
 
   /**
    * Closes the open sessions that no running gateway carries: those of `self` when given (this instance just
    * started, so the ones on record are its predecessor's, left by a crash) and those of instances that are not
-   * alive. Answers how many were closed.
+   * alive. Answers how many were closed. Spans every namespace: the sweep is per gateway instance.
    */
   async closeOrphans(self: string | null, alive: (instance: string) => Promise<boolean>): Promise<number> {
-    const others = (await this.db('sessions')
+    const others = (await SessionModel.acrossTenants(this.db)
       .whereNull('closed_at')
       .whereNotNull('instance')
       .whereNot('instance', self ?? '')
@@ -283,98 +223,81 @@ export class SessionService {
     const gone = self ? [self] : [];
     for (const { instance } of others) if (!(await alive(instance))) gone.push(instance);
     if (gone.length === 0) return 0;
-    return this.db('sessions')
+    return SessionModel.acrossTenants(this.db)
       .whereNull('closed_at')
       .whereIn('instance', gone)
-      .update({ closed_at: this.db.fn.now() });
+      .patch({ closed_at: raw('now()') as never });
   }
 
   /** Sessions whose gateway stopped vouching for them (a crashed instance) are closed after `seconds`. */
   async closeStale(seconds: number): Promise<void> {
-    await this.db('sessions')
+    await SessionModel.acrossTenants(this.db)
       .whereNull('closed_at')
       .where('last_seen', '<', new Date(Date.now() - seconds * 1000))
-      .update({ closed_at: this.db.fn.now() });
-  }
-
-  // ---- what the API reads -----------------------------------------------------------------------------------
-
-  async list(
-    tenantId: string,
-    page: { page: number; per_page: number },
-  ): Promise<{ items: Session[]; total: number }> {
-    const q = this.store(tenantId).table<SessionRow>('sessions');
-    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
-    const rows = (await withLive(this.db, q)
-      .orderBy('started_at', 'desc')
-      .limit(page.per_page)
-      .offset((page.page - 1) * page.per_page)) as SessionRow[];
-    const events = rows.length
-      ? ((await this.db<EventRow>('session_events')
-          .whereIn(
-            'session_uid',
-            rows.map((r) => r.uid),
-          )
-          .orderBy('id')) as EventRow[])
-      : [];
-    // One look-up for the page's devices, not one per session.
-    const devices = await this.devices.views(
-      tenantId,
-      rows.map((r) => r.device_uid),
-    );
-    return {
-      items: rows.map((r) =>
-        present(
-          r,
-          events.filter((e) => e.session_uid === r.uid),
-          shownDevice(devices, r.device_uid),
-        ),
-      ),
-      total: Number(count),
-    };
+      .patch({ closed_at: raw('now()') as never });
   }
 
   /** `GET /api/stats` active_sessions: sessions of the namespace that are live now (see LIVE_WINDOW_SECONDS). */
   async countActive(tenantId: string): Promise<number> {
-    const [row] = (await this.store(tenantId)
-      .table('sessions')
+    return this.store(tenantId)
+      .query(SessionModel)
       .whereNull('closed_at')
       .whereRaw('last_seen > now() - make_interval(secs => ?)', [LIVE_WINDOW_SECONDS])
-      .count({ count: '*' })) as { count: string | number }[];
-    return Number(row?.count ?? 0);
-  }
-
-  private async row(tenantId: string, uid: string): Promise<SessionRow> {
-    const row = (await withLive(this.db, this.store(tenantId).table<SessionRow>('sessions'))
-      .where('sessions.uid', uid)
-      .first()) as SessionRow | undefined;
-    if (!row) throw new NotFound('session');
-    return row;
+      .resultSize();
   }
 
   /** The namespace of a session, for the gateway's internal calls (which carry no namespace); 404 when none. */
   async tenantOf(uid: string): Promise<string> {
-    const row = (await this.db('sessions').where({ uid }).first('tenant_id')) as
-      | { tenant_id: string }
-      | undefined;
+    const row = await SessionModel.acrossTenants(this.db).findById(uid).select('tenant_id');
     if (!row) throw new NotFound('session');
     return row.tenant_id;
   }
 
-  async get(tenantId: string, uid: string): Promise<Session> {
-    const row = await this.row(tenantId, uid);
-    const events = (await this.db<EventRow>('session_events')
-      .where({ session_uid: uid })
-      .orderBy('id')) as EventRow[];
-    const devices = await this.devices.views(tenantId, [row.device_uid]);
-    return present(row, events, shownDevice(devices, row.device_uid));
+  /** A session as the API shows it, for the gateway's internal calls (the namespace from `tenantOf`). */
+  get(tenantId: string, uid: string): Promise<Session> {
+    return readSession(this.store(tenantId), uid);
+  }
+}
+
+/**
+ * The sessions of the caller's namespace (request scope): the API lists, plays, closes and records them. Every
+ * read and write goes through the scope's tenant store.
+ */
+export class NamespaceSessions {
+  private readonly tenant: TenantStore;
+  private readonly live: LiveSessionCloser;
+
+  constructor(deps: { tenant: TenantStore; liveSessions: LiveSessionCloser }) {
+    this.tenant = deps.tenant;
+    this.live = deps.liveSessions;
+  }
+
+  async list(page: { page: number; per_page: number }): Promise<{ items: Session[]; total: number }> {
+    const rows = await listPage(
+      withLive(this.tenant.query(SessionModel)).withGraphFetched('events').modifyGraph('events', byId),
+      page,
+      { column: 'started_at', direction: 'desc' },
+    );
+    // One look-up for the page's devices, not one per session.
+    const devices = await deviceViews(
+      this.tenant,
+      rows.items.map((r) => r.device_uid),
+    );
+    return {
+      items: rows.items.map((r) => present(r, r.events ?? [], shownDevice(devices, r.device_uid))),
+      total: rows.total,
+    };
+  }
+
+  get(uid: string): Promise<Session> {
+    return readSession(this.tenant, uid);
   }
 
   /** Ends a live session: the gateway holding it disconnects the user and the device side. */
-  async close(tenantId: string, uid: string): Promise<void> {
-    const row = await this.row(tenantId, uid);
+  async close(uid: string): Promise<void> {
+    const row = await sessionRow(this.tenant, uid);
     await this.live.close(row.uid);
-    await this.markClosed(tenantId, uid);
+    await markClosed(this.tenant, uid);
   }
 
   /**
@@ -382,26 +305,22 @@ export class SessionService {
    * the caller nothing); a closed session's recording is final.
    */
   async record(
-    tenantId: string,
     uid: string,
     entry: Omit<NewRecord, 'time'>,
     recording: boolean,
     deviceUid: string,
   ): Promise<void> {
-    const row = await this.row(tenantId, uid);
+    const row = await sessionRow(this.tenant, uid);
     if (row.device_uid !== deviceUid) throw new NotFound('session');
     if (row.closed_at !== null) throw new Unprocessable('the session is closed; its recording is final');
     if (!recording) throw new Unprocessable('session recording is off in this namespace');
-    await this.addRecords(tenantId, row.uid, [{ ...entry, time: new Date() }]);
-    if (!row.recorded) await this.update(tenantId, uid, { recorded: true });
+    await addRecords(this.tenant, row.uid, [{ ...entry, time: new Date() }]);
+    if (!row.recorded) await updateSession(this.tenant, uid, { recorded: true });
   }
 
-  async records(tenantId: string, uid: string, seat: number): Promise<RecordEntry[]> {
-    await this.row(tenantId, uid);
-    const rows = (await this.store(tenantId)
-      .table<RecordRow>('session_records')
-      .where({ session_uid: uid, seat })
-      .orderBy('id')) as RecordRow[];
+  async records(uid: string, seat: number): Promise<RecordEntry[]> {
+    await sessionRow(this.tenant, uid);
+    const rows = await this.tenant.query(SessionRecord).where({ session_uid: uid, seat }).orderBy('id');
     return rows.map((r) => ({
       uid: r.session_uid,
       seat: r.seat,
@@ -415,21 +334,82 @@ export class SessionService {
 
   /**
    * The namespace's `session_record` setting. The namespaces table is not this feature's, but this one call of
-   * SPEC.md's sessions list writes to it; it changes only that key of the settings document.
+   * SPEC.md's sessions list writes to it; it changes only that key of the settings document, of the caller's own
+   * namespace.
    */
-  async setRecording(tenantId: string, on: boolean): Promise<void> {
-    const n = await this.db('namespaces')
-      .where({ tenant_id: tenantId })
-      .update({
-        settings: this.db.raw("jsonb_set(settings, '{session_record}', to_jsonb(?::boolean))", [on]),
+  async setRecording(on: boolean): Promise<void> {
+    const n = await Namespace.bindKnex(this.tenant.db)
+      .query(this.tenant.trx)
+      .findById(this.tenant.tenantId)
+      .patch({
+        settings: raw("jsonb_set(settings, '{session_record}', to_jsonb(?::boolean))", [on]) as never,
       });
     if (!n) throw new NotFound('namespace');
   }
 
-  async deleteRecords(tenantId: string, uid: string, seat: number): Promise<void> {
-    await this.row(tenantId, uid);
-    await this.store(tenantId).table('session_records').where({ session_uid: uid, seat }).delete();
+  async deleteRecords(uid: string, seat: number): Promise<void> {
+    await sessionRow(this.tenant, uid);
+    await this.tenant.query(SessionRecord).where({ session_uid: uid, seat }).delete();
   }
+}
+
+// ---- shared by the gateway's writer and the namespace's calls -------------------------------------------------
+
+const byId = (b: QueryBuilder<Model>) => b.orderBy('id');
+
+async function sessionRow(tenant: TenantStore, uid: string): Promise<SessionModel> {
+  const row = await withLive(tenant.query(SessionModel)).findById(uid);
+  if (!row) throw new NotFound('session');
+  return row;
+}
+
+async function readSession(tenant: TenantStore, uid: string): Promise<Session> {
+  const row = await sessionRow(tenant, uid);
+  const events = await row.$relatedQuery('events', tenant.trx).orderBy('id');
+  const views = await deviceViews(tenant, [row.device_uid]);
+  return present(row, events, shownDevice(views, row.device_uid));
+}
+
+async function updateSession(
+  tenant: TenantStore,
+  uid: string,
+  changes: { authenticated?: boolean; term?: string; recorded?: boolean },
+): Promise<void> {
+  await tenant
+    .query(SessionModel)
+    .findById(uid)
+    .patch({
+      ...(changes.authenticated !== undefined ? { authenticated: changes.authenticated } : {}),
+      ...(changes.term !== undefined ? { term: storable(changes.term) } : {}),
+      ...(changes.recorded !== undefined ? { recorded: changes.recorded } : {}),
+      last_seen: new Date(),
+    });
+}
+
+async function markClosed(tenant: TenantStore, uid: string): Promise<void> {
+  await tenant
+    .query(SessionModel)
+    .findById(uid)
+    .whereNull('closed_at')
+    .patch({ closed_at: new Date(), last_seen: new Date() });
+}
+
+/**
+ * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
+ * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
+ */
+async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]): Promise<void> {
+  if (!records.length) return;
+  await tenant.query(SessionRecord).insert(
+    records.map((r) => ({
+      session_uid: uid,
+      seat: r.seat,
+      message: r.message.replaceAll('\u0000', ''),
+      time: r.time,
+      width: r.width,
+      height: r.height,
+    })),
+  );
 }
 
 /** A session uid: 64 hex characters. */

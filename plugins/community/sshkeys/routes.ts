@@ -24,17 +24,13 @@ export const sshkeyRoutes = [
     role: 'observer',
     summary: 'List the namespace public keys',
     tags,
+    paged: true,
     schema: {
       query: T.Object(pageQuery, { additionalProperties: true }),
       response: { 200: T.Array(publicKeySchema) },
       headers: { 'X-Total-Count': 'Number of public keys in the namespace.' },
     },
-    async handler({ query, services, tenantId, ctx }) {
-      const { items, total } = await services.publicKeys.list(tenantId(), query);
-      ctx.set('X-Total-Count', String(total));
-      ctx.set('Access-Control-Expose-Headers', 'X-Total-Count');
-      return items;
-    },
+    handler: ({ query, services }) => services.namespacePublicKeys.list(query),
   }),
   defineRoute({
     method: 'POST',
@@ -47,8 +43,8 @@ export const sshkeyRoutes = [
       'already registered in the namespace.',
     tags,
     schema: { body: createPublicKeyBody, response: keyAnswer },
-    async handler({ body, services, tenantId }) {
-      return services.publicKeys.create(tenantId(), body);
+    async handler({ body, services }) {
+      return services.namespacePublicKeys.create(body);
     },
   }),
   defineRoute({
@@ -59,8 +55,8 @@ export const sshkeyRoutes = [
     summary: 'Update the name, username expression or filter of a public key',
     tags,
     schema: { params: fingerprintParams, body: updatePublicKeyBody, response: keyAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.publicKeys.update(tenantId(), params.fingerprint, body);
+    async handler({ params, body, services }) {
+      return services.namespacePublicKeys.update(params.fingerprint, body);
     },
   }),
   defineRoute({
@@ -71,8 +67,8 @@ export const sshkeyRoutes = [
     summary: 'Delete a public key',
     tags,
     schema: { params: fingerprintParams, response: { 200: T.Object({}) } },
-    async handler({ params, services, tenantId }) {
-      await services.publicKeys.remove(tenantId(), params.fingerprint);
+    async handler({ params, services }) {
+      await services.namespacePublicKeys.remove(params.fingerprint);
       return {};
     },
   }),
@@ -85,8 +81,8 @@ export const sshkeyRoutes = [
     description: '406 when the key already has 3 tags.',
     tags,
     schema: { params: fingerprintParams, body: tagBody, response: keyAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.publicKeys.addTag(tenantId(), params.fingerprint, body.tag);
+    async handler({ params, body, services }) {
+      return services.namespacePublicKeys.addTag(params.fingerprint, body.tag);
     },
   }),
   defineRoute({
@@ -97,8 +93,8 @@ export const sshkeyRoutes = [
     summary: 'Replace the tags of the public key filter',
     tags,
     schema: { params: fingerprintParams, body: tagsBody, response: keyAnswer },
-    async handler({ params, body, services, tenantId }) {
-      return services.publicKeys.setTags(tenantId(), params.fingerprint, body.tags);
+    async handler({ params, body, services }) {
+      return services.namespacePublicKeys.setTags(params.fingerprint, body.tags);
     },
   }),
   defineRoute({
@@ -110,8 +106,8 @@ export const sshkeyRoutes = [
     description: '406 when it is the last tag of the filter.',
     tags,
     schema: { params: fingerprintTagParams, response: keyAnswer },
-    async handler({ params, services, tenantId }) {
-      return services.publicKeys.removeTag(tenantId(), params.fingerprint, params.tag);
+    async handler({ params, services }) {
+      return services.namespacePublicKeys.removeTag(params.fingerprint, params.tag);
     },
   }),
   defineRoute({

@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox';
-import { deviceFilterSchema, tagListSchema, tagSchema } from '../gateway/device-filter';
+import { deviceFilterSchema, tagListSchema, tagSchema } from '../matching/device-filter';
 
 /** Fingerprints are MD5 of the key blob as colon-separated hex pairs (SPEC.md section 3). */
 export const fingerprintSchema = T.String({

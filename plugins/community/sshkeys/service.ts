@@ -2,8 +2,10 @@ import {
   Conflict,
   fromDatabaseError,
   Invalid,
+  listPage,
   NotAcceptable,
   NotFound,
+  type Page,
   TenantStore,
   Unprocessable,
 } from '@gatehouse/core';
@@ -15,21 +17,14 @@ import {
   filterColumns,
   filterMatches,
   filterOf,
-} from '../gateway/device-filter';
-import { isValidPattern, PatternCache } from '../gateway/pattern';
+} from '../matching/device-filter';
+import { isValidPattern, PatternCache } from '../matching/pattern';
 import { TagFilterTable } from '../tags/filter-tables';
 import { parsePublicKeyData } from './fingerprint';
+import { PublicKey } from './model';
 
-interface PublicKeyRow extends FilterColumns {
-  tenant_id: string;
-  fingerprint: string;
-  data: string;
-  name: string;
-  username: string;
-  created_at: Date;
-}
-
-export interface PublicKey {
+/** The public key entity as the API answers it (SPEC.md section 3). */
+export interface PublicKeyView {
   data: string;
   fingerprint: string;
   name: string;
@@ -39,7 +34,7 @@ export interface PublicKey {
   created_at: string;
 }
 
-function present(row: PublicKeyRow): PublicKey {
+function present(row: PublicKey): PublicKeyView {
   return {
     data: row.data,
     fingerprint: row.fingerprint,
@@ -56,126 +51,113 @@ function checkUsername(pattern: string | undefined): void {
     throw new Invalid(['username'], 'not a valid regular expression');
 }
 
-/** A namespace's public keys, and the check the gateway makes when one is offered (SPEC.md sections 3 and 7). */
-export class PublicKeyService {
-  private readonly db: Knex;
-  private readonly patterns = new PatternCache();
-  /** Namespace-wide tag renames and deletes reach key filters through this (see tags/holders.ts). */
-  readonly tagFilters = new TagFilterTable('public_keys', (row) => `public key "${row.name}"`);
+/** The public keys of the caller's namespace (request scope): the calls of SPEC.md section 7. */
+export class NamespacePublicKeys {
+  private readonly tenant: TenantStore;
 
-  constructor(deps: { db: Knex }) {
-    this.db = deps.db;
+  constructor(deps: { tenant: TenantStore }) {
+    this.tenant = deps.tenant;
   }
 
-  private store(tenantId: string): TenantStore {
-    return new TenantStore(this.db, tenantId);
+  private keys() {
+    return this.tenant.query(PublicKey);
   }
 
-  async list(
-    tenantId: string,
-    page: { page: number; per_page: number },
-  ): Promise<{ items: PublicKey[]; total: number }> {
-    const q = this.store(tenantId).table<PublicKeyRow>('public_keys');
-    const [{ count } = { count: 0 }] = (await q.clone().count({ count: '*' })) as { count: number }[];
-    const rows = (await q
-      .orderBy('created_at', 'desc')
-      .limit(page.per_page)
-      .offset((page.page - 1) * page.per_page)) as PublicKeyRow[];
-    return { items: rows.map(present), total: Number(count) };
+  async list(page: { page: number; per_page: number }): Promise<Page<PublicKeyView>> {
+    const found = await listPage(this.keys(), page, { column: 'created_at', direction: 'desc' });
+    return { items: found.items.map(present), total: found.total };
   }
 
-  async create(
-    tenantId: string,
-    body: { data: string; filter: DeviceFilter; name: string; username: string },
-  ): Promise<PublicKey> {
+  async create(body: {
+    data: string;
+    filter: DeviceFilter;
+    name: string;
+    username: string;
+  }): Promise<PublicKeyView> {
     const key = parsePublicKeyData(body.data);
     if (!key) throw new Unprocessable('data is not a public key (base64 of an authorized_keys line)');
     checkUsername(body.username);
-    const columns = filterColumns(body.filter);
-    const store = this.store(tenantId);
     try {
-      const [row] = (await store
-        .insert('public_keys', {
+      const row = await this.keys()
+        .insert({
           fingerprint: key.fingerprint,
           data: body.data,
           name: body.name,
           username: body.username,
-          ...columns,
+          ...filterColumns(body.filter),
         })
-        .returning('*')) as PublicKeyRow[];
-      return present(row as PublicKeyRow);
+        .returning('*');
+      return present(row);
     } catch (err) {
       throw fromDatabaseError(err, { public_keys_pkey: ['fingerprint'] });
     }
   }
 
-  private async row(store: TenantStore, fingerprint: string): Promise<PublicKeyRow> {
-    const row = (await store.table<PublicKeyRow>('public_keys').where({ fingerprint }).first()) as
-      | PublicKeyRow
-      | undefined;
+  private async row(fingerprint: string): Promise<PublicKey> {
+    const row = await this.keys().findOne({ fingerprint });
     if (!row) throw new NotFound('public key');
     return row;
   }
 
   async update(
-    tenantId: string,
     fingerprint: string,
     body: { filter?: DeviceFilter; name?: string; username?: string },
-  ): Promise<PublicKey> {
+  ): Promise<PublicKeyView> {
     checkUsername(body.username);
-    const store = this.store(tenantId);
-    await this.row(store, fingerprint);
-    const changes: Partial<PublicKeyRow> = {};
+    await this.row(fingerprint);
+    const changes: Partial<FilterColumns & { name: string; username: string }> = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.username !== undefined) changes.username = body.username;
     if (body.filter !== undefined) Object.assign(changes, filterColumns(body.filter));
-    if (Object.keys(changes).length) {
-      await store.table('public_keys').where({ fingerprint }).update(changes);
-    }
-    return present(await this.row(store, fingerprint));
+    if (Object.keys(changes).length) await this.keys().where({ fingerprint }).patch(changes);
+    return present(await this.row(fingerprint));
   }
 
-  async remove(tenantId: string, fingerprint: string): Promise<void> {
-    const gone = (await this.store(tenantId)
-      .table('public_keys')
-      .where({ fingerprint })
-      .delete()
-      .returning('fingerprint')) as unknown[];
-    if (!gone.length) throw new NotFound('public key');
+  async remove(fingerprint: string): Promise<void> {
+    const gone = await this.keys().where({ fingerprint }).delete();
+    if (gone === 0) throw new NotFound('public key');
   }
 
   /** Adds a tag to the key's filter (a hostname filter becomes a tag filter). 406 past 3 tags. */
-  async addTag(tenantId: string, fingerprint: string, tag: string): Promise<PublicKey> {
-    const store = this.store(tenantId);
-    const row = await this.row(store, fingerprint);
+  async addTag(fingerprint: string, tag: string): Promise<PublicKeyView> {
+    const row = await this.row(fingerprint);
     const tags = row.filter_tags ?? [];
     if (tags.includes(tag)) throw new Conflict(['tag']);
     if (tags.length >= 3) throw new NotAcceptable('a public key has at most 3 tags');
-    return this.setTags(tenantId, fingerprint, [...tags, tag]);
+    return this.setTags(fingerprint, [...tags, tag]);
   }
 
-  async setTags(tenantId: string, fingerprint: string, tags: string[]): Promise<PublicKey> {
-    const store = this.store(tenantId);
-    await this.row(store, fingerprint);
-    await store
-      .table('public_keys')
-      .where({ fingerprint })
-      .update({ filter_tags: tags, filter_hostname: null });
-    return present(await this.row(store, fingerprint));
+  async setTags(fingerprint: string, tags: string[]): Promise<PublicKeyView> {
+    await this.row(fingerprint);
+    await this.keys().where({ fingerprint }).patch({ filter_tags: tags, filter_hostname: null });
+    return present(await this.row(fingerprint));
   }
 
   /** Removes a tag; the last tag cannot go (a tag filter has 1 to 3 tags): 406. */
-  async removeTag(tenantId: string, fingerprint: string, tag: string): Promise<PublicKey> {
-    const store = this.store(tenantId);
-    const row = await this.row(store, fingerprint);
+  async removeTag(fingerprint: string, tag: string): Promise<PublicKeyView> {
+    const row = await this.row(fingerprint);
     const tags = row.filter_tags ?? [];
     if (!tags.includes(tag)) throw new NotFound('tag');
     if (tags.length === 1) throw new NotAcceptable('a tag filter keeps at least one tag');
     return this.setTags(
-      tenantId,
       fingerprint,
       tags.filter((t) => t !== tag),
     );
+  }
+}
+
+/**
+ * Public keys as the SSH gateway meets them: the check it makes when a key is offered, in the namespace of the
+ * device it has established, and the key filters namespace-wide tag renames reach (tags/holders.ts).
+ */
+export class PublicKeyService {
+  private readonly db: Knex;
+  private readonly patterns = new PatternCache();
+  /** Namespace-wide tag renames and deletes reach key filters through this (see tags/holders.ts). */
+  readonly tagFilters = new TagFilterTable(PublicKey, (row) => `public key "${row.name}"`);
+
+  constructor(deps: { db: Knex }) {
+    this.db = deps.db;
   }
 
   /**
@@ -188,10 +170,7 @@ export class PublicKeyService {
     username: string,
     device: DeviceFacts,
   ): Promise<boolean> {
-    const row = (await this.store(tenantId)
-      .table<PublicKeyRow>('public_keys')
-      .where({ fingerprint })
-      .first()) as PublicKeyRow | undefined;
+    const row = await new TenantStore(this.db, tenantId).query(PublicKey).findOne({ fingerprint });
     if (!row) return false;
     return this.patterns.test(row.username, username) && filterMatches(row, device, this.patterns);
   }

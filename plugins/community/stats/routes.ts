@@ -1,13 +1,6 @@
 import { defineRoute } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 
-declare module '@gatehouse/core/hooks' {
-  interface HookMap {
-    /** `GET /api/stats`: the sessions feature fills in its count. */
-    'stats.collect': { tenantId: string; stats: { active_sessions: number } };
-  }
-}
-
 const stats = T.Object({
   registered_devices: T.Integer({ description: 'Accepted devices and containers.' }),
   online_devices: T.Integer(),
@@ -30,7 +23,7 @@ export const statsRoutes = [
       const tenant = tenantId();
       const sessions = { active_sessions: 0 };
       await services.hooks.run('stats.collect', { tenantId: tenant, stats: sessions });
-      return { ...(await services.devices.counts(tenant)), ...sessions };
+      return { ...(await services.namespaceDevices.counts()), ...sessions };
     },
   }),
 ];

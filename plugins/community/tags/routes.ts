@@ -20,8 +20,8 @@ export const tagRoutes = [
       'Tags of devices, containers, public-key filters and firewall-rule filters, each once, sorted.',
     tags: ['tags'],
     schema: { response: { 200: T.Array(T.String()) } },
-    async handler({ services, tenantId }) {
-      return services.tags.list(tenantId());
+    async handler({ services }) {
+      return services.tags.list();
     },
   }),
   defineRoute({
@@ -40,8 +40,8 @@ export const tagRoutes = [
       body: T.Object({ tag }),
       response: { 200: T.Object({}), 409: conflict },
     },
-    async handler({ params, body, services, tenantId }) {
-      await services.tags.rename(tenantId(), params.tag, body.tag);
+    async handler({ params, body, services }) {
+      await services.tags.rename(params.tag, body.tag);
       return {};
     },
   }),
@@ -58,8 +58,8 @@ export const tagRoutes = [
       'those keys and rules, and nothing changes. 404 when nothing in the namespace has the tag.',
     tags: ['tags'],
     schema: { params: tagParams, response: { 200: T.Object({}), 406: refusal } },
-    async handler({ params, services, tenantId }) {
-      await services.tags.delete(tenantId(), params.tag);
+    async handler({ params, services }) {
+      await services.tags.delete(params.tag);
       return {};
     },
   }),

@@ -1,85 +1,72 @@
-import { Conflict, type Hooks, Invalid, NotAcceptable, NotFound, TenantStore } from '@gatehouse/core';
+import { Conflict, type Hooks, Invalid, NotAcceptable, NotFound, type TenantStore } from '@gatehouse/core';
 import type { Knex } from 'knex';
-import type { DeviceKind, DeviceService } from '../devices/service';
-
-declare module '@gatehouse/core/hooks' {
-  interface HookMap {
-    /**
-     * Tags live on devices, public keys and firewall rules. `GET /api/tags` lets each owner add its tags to the
-     * set; renames and deletions across the namespace reach each owner through `tags.renamed` / `tags.deleted`.
-     * Every handler queries through `db`: inside a rename or delete it is the transaction that also changes the
-     * devices (the embedded store has one connection, so a query on the pool there would wait forever). A
-     * handler that throws undoes the whole rename or delete.
-     */
-    'tags.collect': { tenantId: string; tags: Set<string>; db: Knex };
-    'tags.renamed': { tenantId: string; from: string; to: string; db: Knex.Transaction };
-    'tags.deleted': { tenantId: string; tag: string; db: Knex.Transaction };
-  }
-}
+import { raw } from 'objection';
+import { Device, type DeviceKind } from '../devices/model';
+import { Namespace } from '../namespaces/model';
 
 /** SPEC.md sections 5 and 9: at most 3 tags per device, unique, each 3 to 255 characters. */
 export const MAX_TAGS = 3;
 
-/** Device tags and the namespace-wide tag calls. */
+/** Device tags and the namespace-wide tag calls, for the caller's namespace (request scope). */
 export class TagService {
   private readonly db: Knex;
-  private readonly devices: DeviceService;
+  private readonly tenant: TenantStore;
   private readonly hooks: Hooks;
 
-  constructor(deps: { db: Knex; devices: DeviceService; hooks: Hooks }) {
+  constructor(deps: { db: Knex; tenant: TenantStore; hooks: Hooks }) {
     this.db = deps.db;
-    this.devices = deps.devices;
+    this.tenant = deps.tenant;
     this.hooks = deps.hooks;
   }
 
   /** `POST .../tags`: a fourth tag is 406 (SPEC.md section 8), a repeated one 409. */
-  async add(tenantId: string, kind: DeviceKind, uid: string, tag: string): Promise<void> {
-    const store = new TenantStore(this.db, tenantId);
-    const row = await this.devices.row(store, kind, uid);
+  async add(kind: DeviceKind, uid: string, tag: string): Promise<void> {
+    const row = await this.device(kind, uid);
     if (row.tags.includes(tag)) throw new Conflict(['tag']);
     if (row.tags.length >= MAX_TAGS) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
     // The guard in the update keeps two concurrent adds from making a fourth tag.
-    const added = await store
-      .table('devices')
+    const added = await this.tenant
+      .query(Device)
       .where({ uid })
       .whereRaw('cardinality(tags) < ?', [MAX_TAGS])
       .whereRaw('not (tags @> ?::text[])', [[tag]])
-      .update({ tags: this.db.raw('array_append(tags, ?::text)', [tag]) })
-      .returning('uid');
-    if (added.length === 0) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
+      .patch({ tags: raw('array_append(tags, ?::text)', [tag]) as never });
+    if (added === 0) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
   }
 
   /** `PUT .../tags`: replaces the list (1 to 3 unique tags; more is 406). */
-  async replace(tenantId: string, kind: DeviceKind, uid: string, tags: string[]): Promise<void> {
+  async replace(kind: DeviceKind, uid: string, tags: string[]): Promise<void> {
     if (tags.length > MAX_TAGS) throw new NotAcceptable(`a device has at most ${MAX_TAGS} tags`);
     if (new Set(tags).size !== tags.length) throw new Invalid(['tags'], 'tags must be unique');
-    const store = new TenantStore(this.db, tenantId);
-    await this.devices.row(store, kind, uid);
-    await store
-      .table('devices')
+    await this.device(kind, uid);
+    await this.tenant
+      .query(Device)
       .where({ uid })
-      .update({ tags: this.db.raw('?::text[]', [tags]) });
+      .patch({ tags: raw('?::text[]', [tags]) as never });
   }
 
-  async removeFromDevice(tenantId: string, kind: DeviceKind, uid: string, tag: string): Promise<void> {
-    const store = new TenantStore(this.db, tenantId);
-    const row = await this.devices.row(store, kind, uid);
+  async removeFromDevice(kind: DeviceKind, uid: string, tag: string): Promise<void> {
+    const row = await this.device(kind, uid);
     if (!row.tags.includes(tag)) throw new NotFound('tag');
-    await store
-      .table('devices')
+    await this.tenant
+      .query(Device)
       .where({ uid })
-      .update({ tags: this.db.raw('array_remove(tags, ?::text)', [tag]) });
+      .patch({ tags: raw('array_remove(tags, ?::text)', [tag]) as never });
   }
 
   /** Every tag used in the namespace (devices, public keys, firewall rules), sorted. */
-  async list(tenantId: string, db: Knex = this.db): Promise<string[]> {
-    const store = new TenantStore(db, tenantId);
-    const rows = (await store
-      .table('devices')
+  async list(tenant: TenantStore = this.tenant): Promise<string[]> {
+    const rows = (await tenant
+      .query(Device)
       .whereNot('status', 'removed')
-      .distinct(db.raw('unnest(tags) as tag'))) as { tag: string }[];
+      .distinct(raw('unnest(tags) as tag'))) as unknown as { tag: string }[];
     const tags = new Set(rows.map((r) => r.tag));
-    await this.hooks.run('tags.collect', { tenantId, tags, db });
+    await this.hooks.run('tags.collect', {
+      tenantId: tenant.tenantId,
+      tags,
+      db: tenant.trx ?? tenant.db,
+      tenant,
+    });
     return [...tags].sort();
   }
 
@@ -87,16 +74,16 @@ export class TagService {
    * Renames a tag on every device, public key and firewall rule of the namespace, in one transaction; 404 when
    * unused, 409 when the new name is taken anywhere in the namespace (so no tag list gets it twice).
    */
-  async rename(tenantId: string, from: string, to: string): Promise<void> {
-    await this.namespaceWide(tenantId, async (trx, tags) => {
+  async rename(from: string, to: string): Promise<void> {
+    await this.namespaceWide(async (tenant, trx, tags) => {
       if (!tags.includes(from)) throw new NotFound('tag');
       if (from === to) return;
       if (tags.includes(to)) throw new Conflict(['tag']);
-      await new TenantStore(trx, tenantId)
-        .table('devices')
+      await tenant
+        .query(Device)
         .whereRaw('tags @> ?::text[]', [[from]])
-        .update({ tags: trx.raw('array_replace(tags, ?::text, ?::text)', [from, to]) });
-      await this.hooks.run('tags.renamed', { tenantId, from, to, db: trx });
+        .patch({ tags: raw('array_replace(tags, ?::text, ?::text)', [from, to]) as never });
+      await this.hooks.run('tags.renamed', { tenantId: tenant.tenantId, from, to, db: trx, tenant });
     });
   }
 
@@ -106,15 +93,22 @@ export class TagService {
    * the tag is the last one of some filter, the whole delete is refused with 406 and nothing changes; the user
    * gives those filters another tag (or deletes them) first, as removing a filter's last tag one by one is 406.
    */
-  async delete(tenantId: string, tag: string): Promise<void> {
-    await this.namespaceWide(tenantId, async (trx, tags) => {
+  async delete(tag: string): Promise<void> {
+    await this.namespaceWide(async (tenant, trx, tags) => {
       if (!tags.includes(tag)) throw new NotFound('tag');
-      await new TenantStore(trx, tenantId)
-        .table('devices')
+      await tenant
+        .query(Device)
         .whereRaw('tags @> ?::text[]', [[tag]])
-        .update({ tags: trx.raw('array_remove(tags, ?::text)', [tag]) });
-      await this.hooks.run('tags.deleted', { tenantId, tag, db: trx });
+        .patch({ tags: raw('array_remove(tags, ?::text)', [tag]) as never });
+      await this.hooks.run('tags.deleted', { tenantId: tenant.tenantId, tag, db: trx, tenant });
     });
+  }
+
+  /** A device of this namespace and kind (its tags), or 404: another namespace's device is never reachable. */
+  private async device(kind: DeviceKind, uid: string): Promise<Pick<Device, 'uid' | 'tags'>> {
+    const row = await this.tenant.query(Device).findOne({ uid, kind }).select('uid', 'tags');
+    if (!row) throw new NotFound(kind);
+    return { uid: row.uid, tags: row.tags ?? [] };
   }
 
   /**
@@ -122,13 +116,16 @@ export class TagService {
    * one namespace run one after the other; `tags` is the namespace's tag set as that transaction sees it.
    */
   private async namespaceWide(
-    tenantId: string,
-    change: (trx: Knex.Transaction, tags: string[]) => Promise<void>,
+    change: (tenant: TenantStore, trx: Knex.Transaction, tags: string[]) => Promise<void>,
   ): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const ns = await trx('namespaces').where({ tenant_id: tenantId }).forUpdate().first('tenant_id');
+    await this.tenant.transaction(async (tenant, trx) => {
+      const ns = await Namespace.bindKnex(this.db)
+        .query(trx)
+        .findById(tenant.tenantId)
+        .forUpdate()
+        .select('tenant_id');
       if (!ns) throw new NotFound('namespace');
-      await change(trx, await this.list(tenantId, trx));
+      await change(tenant, trx, await this.list(tenant));
     });
   }
 }

@@ -1,9 +1,24 @@
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import {
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  STATUS_CODES,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Config, Logger, TunnelHub, UpgradeHandler } from '@gatehouse/core';
+import {
+  type Config,
+  type Hooks,
+  HttpError,
+  htmlText,
+  type Logger,
+  type TunnelHub,
+  type UpgradeHandler,
+} from '@gatehouse/core';
+import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
-import type { TunnelService } from './service';
+import { raw } from 'objection';
+import { Tunnel } from './model';
 
 /** Headers that describe one hop and must not be forwarded (RFC 9110 section 7.6.1). */
 const hopByHop = new Set([
@@ -21,7 +36,7 @@ const hopByHop = new Set([
 /** Longest delay setTimeout accepts; tunnels living longer are checked on each new request instead. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-type Refusal = { status: 404 | 502; title: string; detail: string };
+type Refusal = { status: number; title: string; detail: string };
 
 /**
  * The HTTP tunnel proxy: a request for `<address>.<tunnels domain>` travels over the device's agent tunnel to the
@@ -30,15 +45,17 @@ type Refusal = { status: 404 | 502; title: string; detail: string };
  * closed on deletion and at expiry.
  */
 export class TunnelProxy {
-  private readonly tunnels: TunnelService;
+  private readonly db: Knex;
   private readonly hub: TunnelHub;
+  private readonly hooks: Hooks;
   private readonly log: Logger;
   private readonly hostPattern: RegExp | undefined;
   private readonly open = new Map<string, Set<Duplex>>();
 
-  constructor(deps: { tunnels: TunnelService; tunnelHub: TunnelHub; config: Config; log: Logger }) {
-    this.tunnels = deps.tunnels;
+  constructor(deps: { db: Knex; tunnelHub: TunnelHub; hooks: Hooks; config: Config; log: Logger }) {
+    this.db = deps.db;
     this.hub = deps.tunnelHub;
+    this.hooks = deps.hooks;
     this.log = deps.log.child({ part: 'tunnel-proxy' });
     const domain = deps.config.tunnels.domain?.toLowerCase().replace(/^\.+|\.+$/g, '');
     this.hostPattern = domain
@@ -127,7 +144,7 @@ export class TunnelProxy {
     if ('status' in target) {
       const body = page(target);
       socket.end(
-        `HTTP/1.1 ${target.status} ${target.status === 404 ? 'Not Found' : 'Bad Gateway'}\r\n` +
+        `HTTP/1.1 ${target.status} ${STATUS_CODES[target.status] ?? 'Refused'}\r\n` +
           `Content-Type: text/html; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
           `Connection: close\r\n\r\n${body}`,
       );
@@ -150,11 +167,40 @@ export class TunnelProxy {
     return true;
   };
 
+  /**
+   * The live tunnel at an address: unexpired, with its device's status. Across namespaces: the address is unique
+   * in the installation and is all a request to a tunnel host carries.
+   */
+  private async live(
+    address: string,
+  ): Promise<(Tunnel & { device_status: string; expires_in_ms: number | null }) | undefined> {
+    return (await Tunnel.acrossTenants(this.db)
+      .findById(address)
+      .joinRelated('device')
+      .where((b) => b.whereNull('tunnels.expires_at').orWhere('tunnels.expires_at', '>', raw('now()')))
+      .select(
+        'tunnels.*',
+        'device.status as device_status',
+        // Measured by the database clock, the same one that decides expiry in the query.
+        raw('(extract(epoch from tunnels.expires_at - now()) * 1000)::float8 as expires_in_ms'),
+      )) as (Tunnel & { device_status: string; expires_in_ms: number | null }) | undefined;
+  }
+
   /** Finds the tunnel and opens a stream to its host:port, or says why not. */
   private async reach(address: string): Promise<Refusal | { stream: Duplex; host: string; port: number }> {
-    const tunnel = await this.tunnels.resolve(address);
+    const tunnel = await this.live(address);
     if (!tunnel) {
       return { status: 404, title: 'No such tunnel', detail: 'This tunnel does not exist or has expired.' };
+    }
+    if (tunnel.device_status === 'accepted') {
+      // The rules a plugin sets on reaching a device (cloud billing: after a subscription lapsed, only the chosen
+      // devices), as for SSH sessions and the web terminal.
+      try {
+        await this.hooks.run('device.beforeConnect', { tenantId: tunnel.tenant_id, uid: tunnel.device_uid });
+      } catch (err) {
+        if (!(err instanceof HttpError) || err.status >= 500) throw err;
+        return { status: err.status, title: 'This device is not reachable', detail: err.message };
+      }
     }
     if (tunnel.device_status !== 'accepted' || !(await this.hub.reachable(tunnel.device_uid))) {
       return {
@@ -213,12 +259,13 @@ function forwardHeaders(req: IncomingMessage, target: string, upgrade: boolean):
   return out;
 }
 
+/** The page a refused tunnel request gets; a plugin's refusal message is text, escaped like the rest. */
 function page(r: Refusal): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${r.title} - Gatehouse</title>
+<html lang="en"><head><meta charset="utf-8"><title>${htmlText(r.title)} - Gatehouse</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.5rem}p{line-height:1.5}small{color:#666}</style></head>
-<body><h1>${r.title}</h1><p>${r.detail}</p><p><small>Gatehouse HTTP tunnel &middot; ${r.status}</small></p></body></html>
+<body><h1>${htmlText(r.title)}</h1><p>${htmlText(r.detail)}</p><p><small>Gatehouse HTTP tunnel &middot; ${r.status}</small></p></body></html>
 `;
 }

@@ -27,14 +27,15 @@ export const tunnelRoutes = [
     summary: "List a device's HTTP tunnels",
     description: 'Unexpired tunnels, newest first. The total is in X-Total-Count.',
     tags: ['tunnels'],
+    paged: true,
     schema: {
       params: uidParams,
       query: T.Object(pageQuery, { additionalProperties: true }),
       response: { 200: T.Array(tunnel) },
       headers: { 'X-Total-Count': 'Total number of tunnels.' },
     },
-    async handler({ params, query, ctx, services, tenantId }) {
-      return services.tunnels.list(tenantId(), params.uid, query, ctx);
+    handler({ params, query, services }) {
+      return services.tunnels.list(params.uid, query);
     },
   }),
   defineRoute({
@@ -55,8 +56,8 @@ export const tunnelRoutes = [
       }),
       response: { 200: tunnel },
     },
-    async handler({ params, body, services, tenantId }) {
-      return services.tunnels.create(tenantId(), params.uid, body);
+    handler({ params, body, services }) {
+      return services.tunnels.create(params.uid, body);
     },
   }),
   defineRoute({
@@ -71,8 +72,8 @@ export const tunnelRoutes = [
       params: T.Object({ uid: deviceUid, address: T.String({ pattern: '^[0-9a-f]{32}$' }) }),
       response: { 200: T.Object({}) },
     },
-    async handler({ params, services, tenantId }) {
-      await services.tunnels.delete(tenantId(), params.uid, params.address);
+    async handler({ params, services }) {
+      await services.tunnels.delete(params.uid, params.address);
       services.tunnelProxy.closeAddress(params.address);
       return {};
     },

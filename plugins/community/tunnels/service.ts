@@ -1,18 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { NotFound, paginate, TenantStore } from '@gatehouse/core';
-import type { Knex } from 'knex';
-import type { Context } from 'koa';
-
-export interface TunnelRow {
-  address: string;
-  tenant_id: string;
-  device_uid: string;
-  host: string;
-  port: number;
-  ttl: string | number;
-  expires_at: Date | null;
-  created_at: Date;
-}
+import { listPage, NotFound, type Page, type TenantStore } from '@gatehouse/core';
+import { raw } from 'objection';
+import { Device } from '../devices/model';
+import { Tunnel } from './model';
 
 /** The Tunnel entity (SPEC.md section 3). `expires_in` is when it stops answering; null for ttl -1. */
 export interface TunnelView {
@@ -26,94 +16,63 @@ export interface TunnelView {
   created_at: string;
 }
 
-/** HTTP tunnels of a device: `<address>.<tunnels domain>` reaches host:port through the device's agent. */
+/**
+ * HTTP tunnels of the caller's devices (request scope): `<address>.<tunnels domain>` reaches host:port through the
+ * device's agent. The proxy finds a tunnel by its address, across namespaces (tunnels/proxy.ts).
+ */
 export class TunnelService {
-  private readonly db: Knex;
+  private readonly tenant: TenantStore;
 
-  constructor(deps: { db: Knex }) {
-    this.db = deps.db;
+  constructor(deps: { tenant: TenantStore }) {
+    this.tenant = deps.tenant;
   }
 
-  async list(
-    tenantId: string,
-    uid: string,
-    query: { page: number; per_page: number },
-    ctx: Context,
-  ): Promise<TunnelView[]> {
-    const store = new TenantStore(this.db, tenantId);
-    const namespace = await this.device(store, uid);
-    const qb = store
-      .table('tunnels')
+  async list(uid: string, query: { page: number; per_page: number }): Promise<Page<TunnelView>> {
+    const namespace = await this.device(uid);
+    const q = this.tenant
+      .query(Tunnel)
       .where({ device_uid: uid })
-      .where((b) => b.whereNull('expires_at').orWhere('expires_at', '>', this.db.fn.now()))
-      .select('*');
-    const rows = await paginate<TunnelRow>(ctx, qb, query, { column: 'created_at', direction: 'desc' });
-    return rows.map((r) => view(r, namespace));
+      .where((b) => b.whereNull('expires_at').orWhere('expires_at', '>', raw('now()')));
+    const page = await listPage(q, query, { column: 'created_at', direction: 'desc' });
+    return { items: page.items.map((r) => view(r, namespace)), total: page.total };
   }
 
-  async create(
-    tenantId: string,
-    uid: string,
-    body: { host: string; port: number; ttl: number },
-  ): Promise<TunnelView> {
-    const store = new TenantStore(this.db, tenantId);
-    const namespace = await this.device(store, uid);
-    const [row] = (await store
-      .insert('tunnels', {
+  async create(uid: string, body: { host: string; port: number; ttl: number }): Promise<TunnelView> {
+    const namespace = await this.device(uid);
+    const row = await this.tenant
+      .query(Tunnel)
+      .insert({
         address: randomBytes(16).toString('hex'),
         device_uid: uid,
         host: body.host,
         port: body.port,
         ttl: body.ttl,
-        expires_at: body.ttl < 0 ? null : this.db.raw(`now() + make_interval(secs => ?)`, [body.ttl]),
+        expires_at: body.ttl < 0 ? null : (raw('now() + make_interval(secs => ?)', [body.ttl]) as never),
       })
-      .returning('*')) as TunnelRow[];
-    return view(row as TunnelRow, namespace);
+      .returning('*');
+    return view(row, namespace);
   }
 
-  async delete(tenantId: string, uid: string, address: string): Promise<void> {
-    const store = new TenantStore(this.db, tenantId);
-    await this.device(store, uid);
-    // `returning`, not the affected-row count: the embedded store's driver does not report counts.
-    const gone = await store
-      .table('tunnels')
-      .where({ device_uid: uid, address })
-      .delete()
-      .returning('address');
-    if (gone.length === 0) throw new NotFound('tunnel');
+  async delete(uid: string, address: string): Promise<void> {
+    await this.device(uid);
+    const gone = await this.tenant.query(Tunnel).delete().where({ device_uid: uid, address });
+    if (gone === 0) throw new NotFound('tunnel');
   }
 
-  /** The live tunnel at an address, for the proxy: unexpired, with its device's status. */
-  async resolve(
-    address: string,
-  ): Promise<(TunnelRow & { device_status: string; expires_in_ms: number | null }) | undefined> {
-    const row = (await this.db('tunnels')
-      .join('devices', 'devices.uid', 'tunnels.device_uid')
-      .where('tunnels.address', address)
-      .where((b) => b.whereNull('tunnels.expires_at').orWhere('tunnels.expires_at', '>', this.db.fn.now()))
-      .first(
-        'tunnels.*',
-        'devices.status as device_status',
-        // Measured by the database clock, the same one that decides expiry in the query.
-        this.db.raw('(extract(epoch from tunnels.expires_at - now()) * 1000)::float8 as expires_in_ms'),
-      )) as (TunnelRow & { device_status: string; expires_in_ms: number | null }) | undefined;
-    return row;
-  }
-
-  /** The namespace name of a device of this tenant (any platform, not removed), or 404. */
-  private async device(store: TenantStore, uid: string): Promise<string> {
-    const row = (await store
-      .table('devices')
-      .join('namespaces', 'namespaces.tenant_id', 'devices.tenant_id')
-      .where('devices.uid', uid)
+  /** The namespace name of a device of this tenant (any kind, not removed), or 404. */
+  private async device(uid: string): Promise<string> {
+    const row = (await this.tenant
+      .query(Device)
+      .findById(uid)
       .whereNot('devices.status', 'removed')
-      .first('namespaces.name as namespace')) as { namespace: string } | undefined;
+      .joinRelated('namespace')
+      .select('namespace.name as namespace_name')) as (Device & { namespace_name: string }) | undefined;
     if (!row) throw new NotFound('device');
-    return row.namespace;
+    return row.namespace_name;
   }
 }
 
-function view(row: TunnelRow, namespace: string): TunnelView {
+function view(row: Tunnel, namespace: string): TunnelView {
   return {
     address: row.address,
     namespace,

@@ -1,5 +1,5 @@
-import type { Cache, PasswordHashing, TokenService } from '@gatehouse/core';
-import { HttpError, Unauthorized } from '@gatehouse/core';
+import type { Cache, InstanceFeatures, PasswordHashing, TokenService } from '@gatehouse/core';
+import { Forbidden, HttpError, Unauthorized } from '@gatehouse/core';
 import { type Lockout, lockedOut } from './lockout';
 import type { UserService } from './service';
 import { type SourceLimit, sourceBlock } from './source-limit';
@@ -8,6 +8,16 @@ import { type SourceLimit, sourceBlock } from './source-limit';
 export const MFA_TOKEN_TTL = 300;
 /** How long an address where an account signed in stays known for it (its checks go first under a flood). */
 const KNOWN_SOURCE_SECONDS = 30 * 86_400;
+
+/**
+ * An SSO-only instance (enterprise SAML with `saml.localLogin` false; `GET /info` then reports `local: false`) takes
+ * no sign-in by password or by the codes that stand in for one.
+ */
+export function requireLocalSignIn(features: InstanceFeatures): void {
+  if (!features.authentication.local) {
+    throw new Forbidden('password sign-in is turned off on this instance: sign in with single sign-on');
+  }
+}
 
 /**
  * Password sign-in (SPEC.md section 7): by username or e-mail, with the (source, user) lockout of section 4 checked
@@ -23,13 +33,15 @@ export class LoginService {
     passwords: PasswordHashing;
     sourceLimit: SourceLimit;
     cache: Cache;
+    features: InstanceFeatures;
   };
   constructor(deps: LoginService['deps']) {
     this.deps = deps;
   }
 
   async login(identifier: string, password: string, source: string) {
-    const { users, lockout, tokens, passwords, sourceLimit, cache } = this.deps;
+    const { users, lockout, tokens, passwords, sourceLimit, cache, features } = this.deps;
+    requireLocalSignIn(features);
     const attempt = await sourceLimit.take('login', source);
     const user = await users.findByLogin(identifier);
     // Unknown names are counted under the name typed, so probing them locks out the same way.

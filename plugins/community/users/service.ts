@@ -4,17 +4,21 @@ import {
   Conflict,
   Forbidden,
   fromDatabaseError,
+  type Hooks,
   Invalid,
   isRole,
   NotFound,
   type PasswordHashing,
   type Role,
+  TenantStore,
   type TokenClaims,
   type TokenService,
   Unauthorized,
   type UserCaller,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import { Member } from '../members/model';
+import { User } from './model';
 
 export interface UserRow {
   id: string;
@@ -34,6 +38,16 @@ export interface UserRow {
   created_at: Date;
 }
 
+declare module '@gatehouse/core/hooks' {
+  interface HookMap {
+    /**
+     * Runs on every sign-in after the credential check, before a token is issued: a handler that throws refuses the
+     * sign-in with its error (the cloud refuses accounts whose e-mail address is not verified yet).
+     */
+    'user.signIn': { user: UserRow };
+  }
+}
+
 export const userConflicts = { users_username_key: ['username'], users_email_key: ['email'] };
 
 /** A 24-hex id, as SPEC.md section 3 gives user ids: 4 bytes of time then 8 random bytes (sortable). */
@@ -49,12 +63,25 @@ export class UserService {
   private readonly tokens: TokenService;
   private readonly config: Config;
   private readonly passwords: PasswordHashing;
+  private readonly hooks: Hooks;
 
-  constructor(deps: { db: Knex; tokens: TokenService; config: Config; passwords: PasswordHashing }) {
+  constructor(deps: {
+    db: Knex;
+    tokens: TokenService;
+    config: Config;
+    passwords: PasswordHashing;
+    hooks: Hooks;
+  }) {
     this.db = deps.db;
     this.tokens = deps.tokens;
     this.config = deps.config;
     this.passwords = deps.passwords;
+    this.hooks = deps.hooks;
+  }
+
+  /** Users are no tenant's rows: the user model bound to this kernel's store, in `trx` when given. */
+  private rows(trx?: Knex) {
+    return User.bindKnex(this.db).query(trx === this.db ? undefined : trx);
   }
 
   async create(
@@ -80,8 +107,7 @@ export class UserService {
       admin: input.admin ?? false,
     };
     try {
-      const [created] = await trx('users').insert(row).returning('*');
-      return created as UserRow;
+      return await this.rows(trx).insert(row).returning('*');
     } catch (err) {
       throw fromDatabaseError(err, userConflicts);
     }
@@ -96,21 +122,21 @@ export class UserService {
   ) {
     const fields: string[] = [];
     if (username) {
-      const q = trx('users').whereRaw('lower(username) = lower(?)', [username]);
+      const q = this.rows(trx).whereRaw('lower(username) = lower(?)', [username]);
       if (exceptId) q.whereNot('id', exceptId);
-      if (await q.first('id')) fields.push('username');
+      if (await q.select('id').first()) fields.push('username');
     }
     if (email) {
-      const q = trx('users').whereRaw('lower(email) = lower(?)', [email]);
+      const q = this.rows(trx).whereRaw('lower(email) = lower(?)', [email]);
       if (exceptId) q.whereNot('id', exceptId);
-      if (await q.first('id')) fields.push('email');
+      if (await q.select('id').first()) fields.push('email');
     }
     return fields;
   }
 
   /** A user by username or e-mail (SPEC.md: login takes either). */
-  findByLogin(identifier: string): Promise<UserRow | undefined> {
-    return this.db<UserRow>('users')
+  async findByLogin(identifier: string): Promise<UserRow | undefined> {
+    return await this.rows()
       .whereRaw('lower(username) = lower(?)', [identifier])
       .orWhereRaw('lower(email) = lower(?)', [identifier])
       .first();
@@ -143,31 +169,31 @@ export class UserService {
   }
 
   async get(id: string): Promise<UserRow> {
-    const user = await this.db<UserRow>('users').where({ id }).first();
+    const user = await this.rows().findById(id);
     if (!user) throw new NotFound('user');
     return user;
   }
 
   /** Whether any user exists. Inside a transaction pass it: the embedded store has a single connection. */
   async any(trx: Knex = this.db): Promise<boolean> {
-    return Boolean(await trx('users').first('id'));
+    return Boolean(await this.rows(trx).select('id').first());
   }
 
   async setPassword(id: string, passwordHash: string): Promise<void> {
     // Tokens carry the password-change second they were issued after; moving it forward invalidates older tokens.
-    const n = await this.db('users')
-      .where({ id })
-      .update({ password_hash: passwordHash, password_changed_at: new Date(), updated_at: new Date() });
+    const n = await this.rows()
+      .findById(id)
+      .patch({ password_hash: passwordHash, password_changed_at: new Date(), updated_at: new Date() });
     if (!n) throw new NotFound('user');
   }
 
   async touchLogin(id: string): Promise<void> {
-    await this.db('users').where({ id }).update({ last_login: new Date() });
+    await this.rows().findById(id).patch({ last_login: new Date() });
   }
 
   /** Remembers the namespace a user switched to, so the next sign-in starts there. */
   async setPreferredNamespace(id: string, tenantId: string): Promise<void> {
-    await this.db('users').where({ id }).update({ preferred_namespace: tenantId });
+    await this.rows().findById(id).patch({ preferred_namespace: tenantId });
   }
 
   /**
@@ -217,7 +243,7 @@ export class UserService {
       row.password_changed_at = new Date();
     }
     try {
-      const [updated] = await this.db('users').where({ id }).update(row).returning('*');
+      const [updated] = await this.rows().where({ id }).patch(row).returning('*');
       return updated as UserRow;
     } catch (err) {
       throw fromDatabaseError(err, userConflicts);
@@ -227,8 +253,9 @@ export class UserService {
   /** The namespace a session starts in: the preferred one if still a member, else the oldest membership. */
   async defaultMembership(userId: string): Promise<{ tenant_id: string; role: Role } | undefined> {
     const user = await this.get(userId);
-    const q = this.db('namespace_members').where({ user_id: userId, status: 'accepted' });
-    const rows: { tenant_id: string; role: string }[] = await q
+    // A user's memberships span namespaces by design.
+    const rows = await Member.acrossTenants(this.db)
+      .where({ user_id: userId, status: 'accepted' })
       .orderBy('added_at', 'asc')
       .select('tenant_id', 'role');
     const pick = rows.find((r) => r.tenant_id === user.preferred_namespace) ?? rows[0];
@@ -236,9 +263,11 @@ export class UserService {
   }
 
   async membership(userId: string, tenantId: string): Promise<Role | undefined> {
-    const row = await this.db('namespace_members')
-      .where({ user_id: userId, tenant_id: tenantId, status: 'accepted' })
-      .first('role');
+    const row = await new TenantStore(this.db, tenantId)
+      .query(Member)
+      .where({ user_id: userId, status: 'accepted' })
+      .select('role')
+      .first();
     return row && isRole(row.role) ? row.role : undefined;
   }
 
@@ -246,6 +275,7 @@ export class UserService {
   async authResult(user: UserRow, tenantId?: string) {
     // Every sign-in path ends here, after its credential check: a disabled account gets no token.
     if (user.status === 'disabled') throw new Forbidden('this account is disabled');
+    await this.hooks.run('user.signIn', { user });
     const member = tenantId
       ? { tenant_id: tenantId, role: await this.membership(user.id, tenantId) }
       : await this.defaultMembership(user.id);

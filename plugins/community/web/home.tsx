@@ -4,16 +4,16 @@ import {
   ErrorState,
   Link,
   Loading,
-  type Namespace,
   PageHeader,
-  type Stats,
   useApi,
   useConsole,
   useResource,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
+import { calls } from './api';
 import { InstallCommands } from './devices/install';
 import { sshEndpoint } from './devices/ssh-command';
+import type { Namespace, Stats } from './types';
 
 const tiles: { key: keyof Stats; label: string; to: string }[] = [
   { key: 'registered_devices', label: 'Accepted devices', to: '/devices' },
@@ -28,11 +28,11 @@ export function HomePage() {
   const user = useUser();
   const { info } = useConsole();
   const stats = useResource(
-    () => api.call<Stats>('stats', { context: 'Could not load the statistics' }),
+    () => api.call<Stats>(calls.stats, { context: 'Could not load the statistics' }),
     [api, user.tenant],
   );
   const namespace = useResource(
-    () => api.call<Namespace>('getNamespace', { params: { tenant: user.tenant } }),
+    () => api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }),
     [api, user.tenant],
   );
   const { host, port } = sshEndpoint(info);

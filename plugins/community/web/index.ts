@@ -1,4 +1,4 @@
-import { defineWebModule, icons } from '@gatehouse/web/shell';
+import { defineWebModule, icons } from '@gatehouse/console';
 import { lazy } from 'react';
 import { PendingBadge } from './devices/pending-badge';
 import { terminalAction } from './devices/terminal-action';

@@ -1,5 +1,6 @@
-import { SelectField, type TagsOrHostname, TextField } from '@gatehouse/web/shell';
+import { SelectField, TextField } from '@gatehouse/console';
 import { parseTags, tagProblem } from '../devices/dialogs';
+import type { TagsOrHostname } from '../types';
 
 // Public keys and firewall rules both target devices either by a hostname pattern or by 1 to 3 tags.
 

@@ -1,11 +1,11 @@
 import {
   Button,
   Card,
+  ConfirmDialog,
   createColumnHelper,
   DataTable,
   Dialog,
   Empty,
-  type FirewallRule,
   icons,
   PageHeader,
   SelectField,
@@ -13,12 +13,13 @@ import {
   TextField,
   useAction,
   useApi,
-  useResource,
-  useTableQuery,
+  usePagedList,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useMemo, useState } from 'react';
+import { calls } from '../api';
+import type { FirewallRule } from '../types';
 import {
   describeFilter,
   draftFromFilter,
@@ -55,11 +56,12 @@ export function FirewallPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
-  const [query, setQuery] = useTableQuery();
-  const rules = useResource(
-    () =>
-      api.page<FirewallRule>('listFirewallRules', { query: { page: query.page, per_page: query.perPage } }),
-    [api, query.page, query.perPage, user.tenant],
+  const { list: rules, table: rulesTable } = usePagedList(
+    (query) =>
+      api.page<FirewallRule>(calls.listFirewallRules, {
+        query: { page: query.page, per_page: query.perPage },
+      }),
+    [api, user.tenant],
   );
   const [editing, setEditing] = useState<{ rule: FirewallRule | null; draft: Draft } | null>(null);
   const [removing, setRemoving] = useState<FirewallRule | null>(null);
@@ -160,12 +162,12 @@ export function FirewallPage() {
     };
     const ok = await action.run(() =>
       editing.rule
-        ? api.call('updateFirewallRule', {
+        ? api.call(calls.updateFirewallRule, {
             params: { id: editing.rule.id },
             body,
             context: 'Could not save the rule',
           })
-        : api.call('createFirewallRule', { body, context: 'Could not create the rule' }),
+        : api.call(calls.createFirewallRule, { body, context: 'Could not create the rule' }),
     );
     if (ok) {
       toast(editing.rule ? 'Rule saved' : 'Rule created');
@@ -189,12 +191,7 @@ export function FirewallPage() {
         <DataTable
           label="Firewall rules"
           columns={columns}
-          page={rules.data}
-          loading={rules.loading}
-          error={rules.error}
-          onRetry={rules.reload}
-          query={query}
-          onQuery={setQuery}
+          {...rulesTable}
           rowKey={(r) => r.id}
           empty={
             <Empty
@@ -264,29 +261,22 @@ export function FirewallPage() {
           </>
         ) : null}
       </Dialog>
-      <Dialog
-        open={Boolean(removing)}
+      <ConfirmDialog
+        subject={removing}
         title="Delete this rule?"
         description="Connections it matched will be decided by the next rule, or allowed when none matches."
-        onClose={() => setRemoving(null)}
-        submitLabel="Delete"
-        submitVariant="danger"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!removing) return;
-          const ok = await action.run(() =>
-            api.call('deleteFirewallRule', {
-              params: { id: removing.id },
-              context: 'Could not delete the rule',
-            }),
-          );
-          if (ok) {
-            toast('Rule deleted');
-            setRemoving(null);
-            rules.reload();
-          }
+        action={action}
+        onConfirm={(rule) =>
+          api.call(calls.deleteFirewallRule, {
+            params: { id: rule.id },
+            context: 'Could not delete the rule',
+          })
+        }
+        onDone={() => {
+          toast('Rule deleted');
+          rules.reload();
         }}
+        onClose={() => setRemoving(null)}
       />
     </>
   );

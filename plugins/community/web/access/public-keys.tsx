@@ -2,6 +2,7 @@ import {
   Alert,
   Button,
   Card,
+  ConfirmDialog,
   createColumnHelper,
   DataTable,
   Dialog,
@@ -9,17 +10,17 @@ import {
   formatDate,
   icons,
   PageHeader,
-  type PublicKey,
   TextArea,
   TextField,
   useAction,
   useApi,
-  useResource,
-  useTableQuery,
+  usePagedList,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useEffect, useMemo, useState } from 'react';
+import { calls } from '../api';
+import type { PublicKey } from '../types';
 import {
   describeFilter,
   draftFromFilter,
@@ -72,10 +73,10 @@ export function PublicKeysPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
-  const [query, setQuery] = useTableQuery();
-  const keys = useResource(
-    () => api.page<PublicKey>('listPublicKeys', { query: { page: query.page, per_page: query.perPage } }),
-    [api, query.page, query.perPage, user.tenant],
+  const { list: keys, table: keysTable } = usePagedList(
+    (query) =>
+      api.page<PublicKey>(calls.listPublicKeys, { query: { page: query.page, per_page: query.perPage } }),
+    [api, user.tenant],
   );
   const [editing, setEditing] = useState<{ key: PublicKey | null; draft: Draft } | null>(null);
   const [removing, setRemoving] = useState<PublicKey | null>(null);
@@ -154,12 +155,12 @@ export function PublicKeysPage() {
     };
     const ok = await action.run(() =>
       editing.key
-        ? api.call('updatePublicKey', {
+        ? api.call(calls.updatePublicKey, {
             params: { fingerprint: editing.key.fingerprint },
             body,
             context: 'Could not save the key',
           })
-        : api.call('createPublicKey', {
+        : api.call(calls.createPublicKey, {
             body: { ...body, data: encodeKeyData(draft.data) },
             context: 'Could not add the key',
           }),
@@ -186,12 +187,7 @@ export function PublicKeysPage() {
         <DataTable
           label="Public keys"
           columns={columns}
-          page={keys.data}
-          loading={keys.loading}
-          error={keys.error}
-          onRetry={keys.reload}
-          query={query}
-          onQuery={setQuery}
+          {...keysTable}
           rowKey={(k) => k.fingerprint}
           empty={
             <Empty
@@ -248,29 +244,22 @@ export function PublicKeysPage() {
           </>
         ) : null}
       </Dialog>
-      <Dialog
-        open={Boolean(removing)}
-        title={`Delete ${removing?.name ?? 'key'}?`}
+      <ConfirmDialog
+        subject={removing}
+        title={(key) => `Delete ${key.name}?`}
         description="Anyone using this key will need a password to sign in to devices."
-        onClose={() => setRemoving(null)}
-        submitLabel="Delete"
-        submitVariant="danger"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!removing) return;
-          const ok = await action.run(() =>
-            api.call('deletePublicKey', {
-              params: { fingerprint: removing.fingerprint },
-              context: 'Could not delete the key',
-            }),
-          );
-          if (ok) {
-            toast('Public key deleted');
-            setRemoving(null);
-            keys.reload();
-          }
+        action={action}
+        onConfirm={(key) =>
+          api.call(calls.deletePublicKey, {
+            params: { fingerprint: key.fingerprint },
+            context: 'Could not delete the key',
+          })
+        }
+        onDone={() => {
+          toast('Public key deleted');
+          keys.reload();
         }}
+        onClose={() => setRemoving(null)}
       />
       {keys.data && action.error && !editing && !removing ? <Alert>{action.error}</Alert> : null}
     </>

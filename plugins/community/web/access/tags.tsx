@@ -1,6 +1,7 @@
 import {
   Button,
   Card,
+  ConfirmDialog,
   Dialog,
   Empty,
   ErrorState,
@@ -14,15 +15,16 @@ import {
   useResource,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useState } from 'react';
+import { calls } from '../api';
 
 export function TagsPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
   const tags = useResource(
-    () => api.call<string[] | null>('listTags', { context: 'Could not load the tags' }),
+    () => api.call<string[] | null>(calls.listTags, { context: 'Could not load the tags' }),
     [api, user.tenant],
   );
   const [renaming, setRenaming] = useState<{ tag: string; to: string } | null>(null);
@@ -108,7 +110,7 @@ export function TagsPage() {
         onSubmit={async () => {
           if (!renaming || renameProblem) return;
           const ok = await action.run(() =>
-            api.call('renameTag', {
+            api.call(calls.renameTag, {
               params: { tag: renaming.tag },
               body: { tag: renaming.to.trim() },
               context: 'Could not rename the tag',
@@ -131,26 +133,19 @@ export function TagsPage() {
           />
         ) : null}
       </Dialog>
-      <Dialog
-        open={Boolean(removing)}
-        title={`Delete ${removing ?? ''}?`}
+      <ConfirmDialog
+        subject={removing}
+        title={(tag) => `Delete ${tag}?`}
         description="The tag is taken off every device, public key and firewall rule that has it."
-        onClose={() => setRemoving(null)}
-        busy={action.pending}
-        error={action.error}
-        submitLabel="Delete"
-        submitVariant="danger"
-        onSubmit={async () => {
-          if (!removing) return;
-          const ok = await action.run(() =>
-            api.call('deleteTag', { params: { tag: removing }, context: 'Could not delete the tag' }),
-          );
-          if (ok) {
-            toast('Tag deleted');
-            setRemoving(null);
-            tags.reload();
-          }
+        action={action}
+        onConfirm={(tag) =>
+          api.call(calls.deleteTag, { params: { tag }, context: 'Could not delete the tag' })
+        }
+        onDone={() => {
+          toast('Tag deleted');
+          tags.reload();
         }}
+        onClose={() => setRemoving(null)}
       />
     </>
   );

@@ -5,7 +5,6 @@ import {
   CopyField,
   createColumnHelper,
   DataTable,
-  type Device,
   Dialog,
   Empty,
   ErrorState,
@@ -16,7 +15,6 @@ import {
   Loading,
   PageHeader,
   TextField,
-  type Tunnel,
   useAction,
   useApi,
   useConsole,
@@ -24,8 +22,10 @@ import {
   useResource,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useMemo, useState } from 'react';
+import { calls } from '../api';
+import type { Device, Tunnel } from '../types';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { conflictExplanation, limitExplanation, StatusBadge } from './list';
@@ -51,7 +51,7 @@ function Tunnels({ device }: { device: Device }) {
   const api = useApi();
   const toast = useToast();
   const tunnels = useResource(
-    () => api.page<Tunnel>('listTunnels', { params: { uid: device.uid } }),
+    () => api.page<Tunnel>(calls.listTunnels, { params: { uid: device.uid } }),
     [api, device.uid],
   );
   const [creating, setCreating] = useState(false);
@@ -85,7 +85,7 @@ function Tunnels({ device }: { device: Device }) {
             aria-label={`Delete tunnel ${ctx.row.original.address}`}
             onClick={async () => {
               const ok = await action.run(() =>
-                api.call('deleteTunnel', {
+                api.call(calls.deleteTunnel, {
                   params: { uid: device.uid, address: ctx.row.original.address },
                   context: 'Could not delete the tunnel',
                 }),
@@ -153,7 +153,7 @@ function Tunnels({ device }: { device: Device }) {
         onSubmit={async () => {
           if (portProblem) return;
           const ok = await action.run(() =>
-            api.call('createTunnel', {
+            api.call(calls.createTunnel, {
               params: { uid: device.uid },
               body: { host: form.host.trim(), port: portNumber, ttl: Number(form.ttl) },
               context: 'Could not create the tunnel',
@@ -327,6 +327,9 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
         {d.status !== 'accepted' && d.acceptable === false ? (
           <Alert kind="warn" title="Device limit reached">
             {limitExplanation(undefined)}
+            {slots.deviceLimit.map((Note, i) => (
+              <Note key={String(i)} />
+            ))}
           </Alert>
         ) : null}
         {waiting ? (

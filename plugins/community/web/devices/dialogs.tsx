@@ -1,14 +1,16 @@
 import {
-  type Device,
+  ConfirmDialog,
   Dialog,
   TextField,
   useAction,
   useApi,
   useResource,
   useToast,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useEffect, useState } from 'react';
 import { TagInput } from '../access/tag-input';
+import { calls } from '../api';
+import type { Device } from '../types';
 import type { DeviceKind } from './kind';
 
 export type DeviceDialog = { kind: 'rename' | 'tags' | 'remove'; device: Device } | null;
@@ -48,7 +50,7 @@ export function DeviceDialogs({
   const device = dialog?.device;
   // The namespace's tags, offered while editing a device's tags (loaded when that dialog opens).
   const existing = useResource(
-    async () => (dialog?.kind === 'tags' ? ((await api.call<string[] | null>('listTags')) ?? []) : []),
+    async () => (dialog?.kind === 'tags' ? ((await api.call<string[] | null>(calls.listTags)) ?? []) : []),
     [api, dialog?.kind],
   );
 
@@ -137,27 +139,20 @@ export function DeviceDialogs({
   }
 
   return (
-    <Dialog
-      open
-      title={`Remove ${device.name}?`}
+    <ConfirmDialog
+      subject={device}
+      title={(d) => `Remove ${d.name}?`}
       description={`The ${kind.noun} is removed from this namespace and its sessions end. If its agent keeps running it will ask to join again as pending.`}
-      onClose={close}
-      busy={action.pending}
-      error={action.error}
-      submitLabel="Remove"
-      submitVariant="danger"
-      onSubmit={async () => {
-        const ok = await action.run(() =>
-          api.call(kind.calls.remove, {
-            params: { uid: device.uid },
-            context: `Could not remove the ${kind.noun}`,
-          }),
-        );
-        if (ok) {
-          toast(`${device.name} removed`);
-          onDone(true);
-        }
+      confirmLabel="Remove"
+      action={action}
+      onConfirm={(d) =>
+        api.call(kind.calls.remove, { params: { uid: d.uid }, context: `Could not remove the ${kind.noun}` })
+      }
+      onDone={(d) => {
+        toast(`${d.name} removed`);
+        onDone(true);
       }}
+      onClose={close}
     />
   );
 }

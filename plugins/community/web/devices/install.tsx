@@ -1,4 +1,4 @@
-import { CopyField } from '@gatehouse/web/shell';
+import { CopyField } from '@gatehouse/console';
 
 // The one-line agent install the server itself serves (GET /agent/install.sh, plugins/community/agentdist), with
 // this namespace's tenant filled in, and the same agent in a stock Node.js container for Docker hosts.

@@ -1,4 +1,5 @@
-import type { CallName } from '@gatehouse/web/shell';
+import type { Call } from '@gatehouse/console';
+import { calls } from '../api';
 
 // Devices and containers share one shape and one set of calls (SPEC.md section 7); a kind names which. Every agent
 // is a device, wherever it runs; containers are what a container-engine connector exposes.
@@ -8,13 +9,13 @@ export interface DeviceKind {
   listPath: string;
   detailsPath: (uid: string) => string;
   calls: {
-    list: CallName;
-    get: CallName;
-    update: CallName;
-    remove: CallName;
-    accept: CallName;
-    status: CallName;
-    tags: CallName;
+    list: Call;
+    get: Call;
+    update: Call;
+    remove: Call;
+    accept: Call;
+    status: Call;
+    tags: Call;
   };
 }
 
@@ -24,13 +25,13 @@ export const deviceKind: DeviceKind = {
   listPath: '/devices',
   detailsPath: (uid) => `/device/${uid}`,
   calls: {
-    list: 'listDevices',
-    get: 'getDevice',
-    update: 'updateDevice',
-    remove: 'deleteDevice',
-    accept: 'acceptDevice',
-    status: 'setDeviceStatus',
-    tags: 'setDeviceTags',
+    list: calls.listDevices,
+    get: calls.getDevice,
+    update: calls.updateDevice,
+    remove: calls.deleteDevice,
+    accept: calls.acceptDevice,
+    status: calls.setDeviceStatus,
+    tags: calls.setDeviceTags,
   },
 };
 
@@ -40,12 +41,12 @@ export const containerKind: DeviceKind = {
   listPath: '/containers',
   detailsPath: (uid) => `/container/${uid}`,
   calls: {
-    list: 'listContainers',
-    get: 'getContainer',
-    update: 'updateContainer',
-    remove: 'deleteContainer',
-    accept: 'acceptContainer',
-    status: 'setContainerStatus',
-    tags: 'setContainerTags',
+    list: calls.listContainers,
+    get: calls.getContainer,
+    update: calls.updateContainer,
+    remove: calls.deleteContainer,
+    accept: calls.acceptContainer,
+    status: calls.setContainerStatus,
+    tags: calls.setContainerTags,
   },
 };

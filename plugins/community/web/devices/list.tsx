@@ -4,23 +4,23 @@ import {
   Card,
   createColumnHelper,
   DataTable,
-  type Device,
-  type DeviceStatus,
   Empty,
   encodeFilter,
   formatRelative,
   icons,
   Link,
-  type Namespace,
   PageHeader,
   useAction,
   useApi,
+  useConsole,
+  usePagedList,
   useResource,
-  useTableQuery,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useEffect, useMemo, useState } from 'react';
+import { calls } from '../api';
+import type { Device, DeviceStatus, Namespace } from '../types';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { InstallCommands } from './install';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
@@ -87,20 +87,22 @@ function useDebounced<T>(value: T, ms: number): T {
 function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }) {
   const api = useApi();
   const user = useUser();
+  const { slots } = useConsole();
   const toast = useToast();
   const [search, setSearch] = useState('');
   const term = useDebounced(search.trim(), 250);
-  const [query, setQuery] = useTableQuery({ sortBy: 'last_seen', order: 'desc' });
   const [dialog, setDialog] = useState<DeviceDialog>(null);
   const action = useAction();
-
-  useEffect(() => setQuery((q) => ({ ...q, page: 1 })), [status, term]);
 
   const filter = term
     ? encodeFilter([{ type: 'property', params: { name: 'name', operator: 'contains', value: term } }])
     : undefined;
-  const devices = useResource(
-    () =>
+  const {
+    setQuery,
+    list: devices,
+    table: devicesTable,
+  } = usePagedList(
+    (query) =>
       api.page<Device>(kind.calls.list, {
         query: {
           status,
@@ -111,10 +113,13 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
           filter,
         },
       }),
-    [api, kind, status, query, filter, user.tenant],
+    [api, kind, status, filter, user.tenant],
+    { sortBy: 'last_seen', order: 'desc' },
   );
+
+  useEffect(() => setQuery((q) => ({ ...q, page: 1 })), [status, term]);
   const namespace = useResource(
-    () => api.call<Namespace>('getNamespace', { params: { tenant: user.tenant } }),
+    () => api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }),
     [api, user.tenant, devices.data],
   );
   const atLimit = devices.data?.items.some((d) => d.status !== 'accepted' && d.acceptable === false) ?? false;
@@ -218,10 +223,10 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
                   Reject
                 </Button>
               ) : null}
-              {d.status === 'accepted' && kind === deviceKind ? (
+              {d.status === 'accepted' ? (
                 <Link
                   className="btn btn-sm"
-                  to={`/device/${d.uid}/terminal`}
+                  to={`${kind.detailsPath(d.uid)}/terminal`}
                   aria-label={`Connect to ${d.name}`}
                   aria-disabled={!d.online || undefined}
                 >
@@ -271,11 +276,14 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
         ? 'Try another name.'
         : kind === deviceKind
           ? 'Install the agent on a machine with one of these commands; it shows up under Pending, ready to accept.'
-          : `Install the agent on a ${kind.noun} with this namespace's tenant ID; it shows up under Pending, ready to accept.`,
+          : 'Add a connector to a container engine under Connectors: its running containers show up under Pending, ready to accept.',
     },
     pending: {
       title: term ? `No pending ${kind.noun}s match “${term}”` : `Nothing waiting`,
-      body: `${kind.plural} whose agent has registered appear here until you accept or reject them.`,
+      body:
+        kind === deviceKind
+          ? 'Devices whose agent has registered appear here until you accept or reject them.'
+          : "Running containers of your connectors' engines appear here until you accept or reject them.",
     },
     rejected: {
       title: `No rejected ${kind.noun}s`,
@@ -290,6 +298,9 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
         <div style={{ marginBottom: 14 }}>
           <Alert kind="warn" title="Device limit reached">
             {limitExplanation(namespace.data)}
+            {slots.deviceLimit.map((Note, i) => (
+              <Note key={String(i)} />
+            ))}
           </Alert>
         </div>
       ) : null}
@@ -321,12 +332,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
         <DataTable
           label={`${views.find((v) => v.status === status)?.label ?? ''} ${kind.noun}s`}
           columns={columns}
-          page={devices.data}
-          loading={devices.loading}
-          error={devices.error}
-          onRetry={devices.reload}
-          query={query}
-          onQuery={setQuery}
+          {...devicesTable}
           rowKey={(d) => d.uid}
           empty={
             <Empty

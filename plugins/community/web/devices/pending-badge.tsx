@@ -1,5 +1,7 @@
-import { type Stats, useApi, useLocation, useUser } from '@gatehouse/web/shell';
+import { useApi, useLocation, useUser } from '@gatehouse/console';
 import { useEffect, useState } from 'react';
+import { calls } from '../api';
+import type { Stats } from '../types';
 
 /** How often the sidebar asks again while the console is open (an agent may register at any time). */
 const REFRESH_MS = 10_000;
@@ -16,7 +18,7 @@ export function PendingBadge() {
   useEffect(() => {
     let stopped = false;
     const load = () =>
-      api.call<Stats>('stats').then(
+      api.call<Stats>(calls.stats).then(
         (stats) => {
           if (!stopped) setCount(stats.pending_devices ?? 0);
         },

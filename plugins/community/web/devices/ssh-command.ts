@@ -1,4 +1,5 @@
-import type { Device, InstanceInfo } from '@gatehouse/web/shell';
+import type { InstanceInfo } from '@gatehouse/console';
+import type { Device } from '../types';
 
 /** Splits the SSH endpoint from GET /info ("host:port", or a bare host) into host and port. */
 export function sshEndpoint(info: InstanceInfo): { host: string; port: number } {

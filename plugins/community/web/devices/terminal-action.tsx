@@ -1,4 +1,4 @@
-import { type DeviceAction, icons, Link } from '@gatehouse/web/shell';
+import { type DeviceAction, icons, Link } from '@gatehouse/console';
 
 /** The community edition's device action: open a web terminal on an accepted, online device. */
 export const terminalAction: DeviceAction = {

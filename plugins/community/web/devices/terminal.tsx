@@ -2,7 +2,6 @@ import '@xterm/xterm/css/xterm.css';
 import {
   Alert,
   Button,
-  type Device,
   ErrorState,
   errorText,
   icons,
@@ -12,10 +11,12 @@ import {
   TextField,
   useApi,
   useResource,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { FitAddon } from '@xterm/addon-fit';
 import { Terminal } from '@xterm/xterm';
 import { type ChangeEvent, type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import { calls } from '../api';
+import type { Device } from '../types';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { sshTarget } from './ssh-command';
 import { answerChallenge, inspectKeyFile, type KeyFile, type LoadedKey, loadPrivateKey } from './ssh-key';
@@ -176,7 +177,7 @@ function TerminalSession({
       fit.fit();
       let ticket: string;
       try {
-        ({ ticket } = await api.call<{ ticket: string }>('terminalTicket', {
+        ({ ticket } = await api.call<{ ticket: string }>(calls.terminalTicket, {
           body: { target: sshTarget(device, username) },
           context: 'Could not open the terminal',
         }));

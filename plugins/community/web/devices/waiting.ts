@@ -1,5 +1,5 @@
-import type { Device } from '@gatehouse/web/shell';
 import { useEffect } from 'react';
+import type { Device } from '../types';
 
 /**
  * Between Accept and its agent's tunnel, a device is "waiting for the agent" rather than offline (issue 12, item 3):

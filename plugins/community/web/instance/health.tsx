@@ -1,4 +1,5 @@
-import { Button, Card, ErrorState, Loading, PageHeader, useApi, useResource } from '@gatehouse/web/shell';
+import { Button, Card, ErrorState, Loading, PageHeader, useApi, useResource } from '@gatehouse/console';
+import { calls } from '../api';
 import type { Health } from './types';
 
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
@@ -13,7 +14,7 @@ function duration(seconds: number): string {
 /** Instance, Health: the server's version, uptime, store, cache and counts. */
 export function InstanceHealthPage() {
   const api = useApi();
-  const health = useResource(() => api.call<Health>('adminHealth'), [api]);
+  const health = useResource(() => api.call<Health>(calls.adminHealth), [api]);
   const h = health.data;
   const rows: [string, string][] = h
     ? [

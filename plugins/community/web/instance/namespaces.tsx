@@ -8,23 +8,26 @@ import {
   PageHeader,
   TextField,
   useApi,
-  useResource,
-  useTableQuery,
-} from '@gatehouse/web/shell';
+  usePagedList,
+} from '@gatehouse/console';
 import { useMemo, useState } from 'react';
+import { calls } from '../api';
 import type { AdminNamespace } from './types';
 
 /** Instance, Namespaces: every namespace of the instance, its owner, members and devices. */
 export function InstanceNamespacesPage() {
   const api = useApi();
-  const [query, setQuery] = useTableQuery();
   const [search, setSearch] = useState('');
-  const namespaces = useResource(
-    () =>
-      api.page<AdminNamespace>('adminListNamespaces', {
+  const {
+    query,
+    setQuery,
+    table: namespacesTable,
+  } = usePagedList(
+    (query) =>
+      api.page<AdminNamespace>(calls.adminListNamespaces, {
         query: { page: query.page, per_page: query.perPage, ...(search ? { search } : {}) },
       }),
-    [api, query, search],
+    [api, search],
   );
   const column = createColumnHelper<AdminNamespace>();
   // Three columns, each with its detail under it, so the table fits a phone screen without scrolling sideways.
@@ -84,12 +87,7 @@ export function InstanceNamespacesPage() {
         <DataTable
           label="Namespaces"
           columns={columns}
-          page={namespaces.data}
-          loading={namespaces.loading}
-          error={namespaces.error}
-          onRetry={namespaces.reload}
-          query={query}
-          onQuery={setQuery}
+          {...namespacesTable}
           rowKey={(n) => n.tenant_id}
           empty={
             <Empty title="No namespaces match" icon={icons.users}>

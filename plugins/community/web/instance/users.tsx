@@ -12,12 +12,12 @@ import {
   TextField,
   useAction,
   useApi,
-  useResource,
-  useTableQuery,
+  usePagedList,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useState } from 'react';
+import { calls } from '../api';
 import type { AdminUser } from './types';
 
 const empty = { name: '', username: '', email: '', password: '', admin: false };
@@ -27,14 +27,18 @@ export function InstanceUsersPage() {
   const api = useApi();
   const me = useUser();
   const toast = useToast();
-  const [query, setQuery] = useTableQuery();
   const [search, setSearch] = useState('');
-  const users = useResource(
-    () =>
-      api.page<AdminUser>('adminListUsers', {
+  const {
+    query,
+    setQuery,
+    list: users,
+    table: usersTable,
+  } = usePagedList(
+    (query) =>
+      api.page<AdminUser>(calls.adminListUsers, {
         query: { page: query.page, per_page: query.perPage, ...(search ? { search } : {}) },
       }),
-    [api, query, search],
+    [api, search],
   );
   const [form, setForm] = useState<typeof empty | null>(null);
   const [resetting, setResetting] = useState<{ user: AdminUser; password: string } | null>(null);
@@ -42,7 +46,7 @@ export function InstanceUsersPage() {
 
   const update = async (u: AdminUser, body: { admin?: boolean; disabled?: boolean }, done: string) => {
     const ok = await action.run(() =>
-      api.call('adminUpdateUser', {
+      api.call(calls.adminUpdateUser, {
         params: { user: u.id },
         body,
         context: `Could not change ${u.username}`,
@@ -188,12 +192,7 @@ export function InstanceUsersPage() {
         <DataTable
           label="Users"
           columns={columns}
-          page={users.data}
-          loading={users.loading}
-          error={users.error}
-          onRetry={users.reload}
-          query={query}
-          onQuery={setQuery}
+          {...usersTable}
           rowKey={(u) => u.id}
           empty={
             <Empty title="No users match" icon={icons.users}>
@@ -212,7 +211,7 @@ export function InstanceUsersPage() {
         onSubmit={async () => {
           if (!form || Object.values(problems(form)).some(Boolean)) return;
           const ok = await action.run(() =>
-            api.call('adminCreateUser', {
+            api.call(calls.adminCreateUser, {
               body: {
                 username: form.username.trim(),
                 email: form.email.trim(),
@@ -285,7 +284,7 @@ export function InstanceUsersPage() {
         onSubmit={async () => {
           if (!resetting || resetting.password.length < 5 || resetting.password.length > 30) return;
           const ok = await action.run(() =>
-            api.call('adminSetPassword', {
+            api.call(calls.adminSetPassword, {
               params: { user: resetting.user.id },
               body: { password: resetting.password },
               context: 'Could not set the password',

@@ -1,4 +1,4 @@
-import type { Session, SessionEvent } from '@gatehouse/web/shell';
+import type { Session, SessionEvent } from '../types';
 
 // Sessions in words: why one was not recorded, how it ended, and each event as a sentence, from the events the
 // gateway writes (plugins/community/gateway: admission.ts, connector.ts, bridge.ts, web-terminal.ts).

@@ -1,21 +1,19 @@
 import {
   Alert,
   Card,
-  type Device,
   Empty,
   ErrorState,
   formatDate,
   Link,
   Loading,
   PageHeader,
-  type RecordedEntry,
   ScrollFrame,
-  type Session,
-  type SessionEvent,
   useApi,
   useResource,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useState } from 'react';
+import { calls } from '../api';
+import type { Device, RecordedEntry, Session, SessionEvent } from '../types';
 import {
   describeEvent,
   exitsOf,
@@ -34,7 +32,7 @@ function Recording({ uid, seats, events }: { uid: string; seats: number[]; event
   const [seat, setSeat] = useState(seats[0] ?? 0);
   const records = useResource(
     () =>
-      api.call<RecordedEntry[] | null>('getRecording', {
+      api.call<RecordedEntry[] | null>(calls.getRecording, {
         params: { uid, seat },
         context: 'Could not load the recording',
       }),
@@ -86,7 +84,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   const api = useApi();
   const uid = params.uid ?? '';
   const session = useResource(
-    () => api.call<Session>('getSession', { params: { uid }, context: 'Could not load the session' }),
+    () => api.call<Session>(calls.getSession, { params: { uid }, context: 'Could not load the session' }),
     [api, uid],
   );
   const deviceUid = session.data?.device_uid;
@@ -95,8 +93,8 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
     // connector exposes) is known for the link, and its name even when the answer leaves it out.
     if (!deviceUid) return null;
     for (const [call, path] of [
-      ['getDevice', '/device/'],
-      ['getContainer', '/container/'],
+      [calls.getDevice, '/device/'],
+      [calls.getContainer, '/container/'],
     ] as const) {
       try {
         return { device: await api.call<Device>(call, { params: { uid: deviceUid } }), path };

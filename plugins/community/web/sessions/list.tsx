@@ -2,20 +2,20 @@ import {
   Card,
   createColumnHelper,
   DataTable,
-  type Device,
   Empty,
   formatDate,
   formatRelative,
   icons,
   Link,
   PageHeader,
-  type Session,
   useApi,
+  usePagedList,
   useResource,
-  useTableQuery,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useMemo } from 'react';
+import { calls } from '../api';
+import type { Device, Session } from '../types';
 import { formatDuration, recordingLabel, recordingState, timing } from './describe';
 
 export function SessionState({ session }: { session: Session }) {
@@ -32,10 +32,10 @@ export function SessionState({ session }: { session: Session }) {
 export function SessionsPage() {
   const api = useApi();
   const user = useUser();
-  const [query, setQuery] = useTableQuery();
-  const sessions = useResource(
-    () => api.page<Session>('listSessions', { query: { page: query.page, per_page: query.perPage } }),
-    [api, query.page, query.perPage, user.tenant],
+  const { list: sessions, table: sessionsTable } = usePagedList(
+    (query) =>
+      api.page<Session>(calls.listSessions, { query: { page: query.page, per_page: query.perPage } }),
+    [api, user.tenant],
   );
   // SPEC.md gives each session its device "when it still exists", without saying whether it is an agent's device or
   // a container a connector exposes. Each device of the page is looked up once: its kind gives the link, and its
@@ -46,8 +46,8 @@ export function SessionsPage() {
     await Promise.all(
       uids.map(async (uid) => {
         for (const [call, path] of [
-          ['getDevice', '/device/'],
-          ['getContainer', '/container/'],
+          [calls.getDevice, '/device/'],
+          [calls.getContainer, '/container/'],
         ] as const) {
           try {
             out[uid] = { name: (await api.call<Device>(call, { params: { uid } })).name, path: path + uid };
@@ -151,12 +151,8 @@ export function SessionsPage() {
         <DataTable
           label="Sessions"
           columns={columns}
+          {...sessionsTable}
           page={page}
-          loading={sessions.loading}
-          error={sessions.error}
-          onRetry={sessions.reload}
-          query={query}
-          onQuery={setQuery}
           rowKey={(s) => s.uid}
           empty={
             <Empty title="No sessions yet" icon={icons.sessions}>

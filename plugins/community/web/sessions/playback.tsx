@@ -1,8 +1,9 @@
 import '@xterm/xterm/css/xterm.css';
-import { Button, icons, type RecordedEntry, type SessionEvent } from '@gatehouse/web/shell';
+import { Button, icons } from '@gatehouse/console';
 import { Terminal } from '@xterm/xterm';
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { loadTerminalFont, TERMINAL_FONT } from '../devices/terminal-font';
+import type { RecordedEntry, SessionEvent } from '../types';
 import { describeEvent, formatClock } from './describe';
 
 // Plays a recorded seat back in the browser in a read-only terminal: play and pause, a seek bar, the speed, and a

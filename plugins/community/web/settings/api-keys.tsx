@@ -1,8 +1,8 @@
 import {
   Alert,
-  type ApiKey,
   Button,
   Card,
+  ConfirmDialog,
   CopyField,
   createColumnHelper,
   DataTable,
@@ -15,12 +15,13 @@ import {
   TextField,
   useAction,
   useApi,
-  useResource,
-  useTableQuery,
+  usePagedList,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useMemo, useState } from 'react';
+import { calls } from '../api';
+import type { ApiKey } from '../types';
 import { grantableRoles, roleLabels } from './roles';
 
 /** SPEC.md section 5: the expiry in days is one of -1 (never), 30, 60, 90 or 365. */
@@ -42,13 +43,13 @@ export function ApiKeysTab() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
-  const [query, setQuery] = useTableQuery({ sortBy: 'expires_in', order: 'desc' });
-  const keys = useResource(
-    () =>
-      api.page<ApiKey>('listApiKeys', {
+  const { list: keys, table: keysTable } = usePagedList(
+    (query) =>
+      api.page<ApiKey>(calls.listApiKeys, {
         query: { page: query.page, per_page: query.perPage, sort_by: query.sortBy, order_by: query.order },
       }),
-    [api, query, user.tenant],
+    [api, user.tenant],
+    { sortBy: 'expires_in', order: 'desc' },
   );
   const roles = grantableRoles(user.role);
   const [form, setForm] = useState<{ name: string; expires: string; role: Role } | null>(null);
@@ -138,12 +139,7 @@ export function ApiKeysTab() {
         <DataTable
           label="API keys"
           columns={columns}
-          page={keys.data}
-          loading={keys.loading}
-          error={keys.error}
-          onRetry={keys.reload}
-          query={query}
-          onQuery={setQuery}
+          {...keysTable}
           rowKey={(k) => k.name}
           empty={
             <Empty title="No API keys" icon={icons.key}>
@@ -163,7 +159,7 @@ export function ApiKeysTab() {
           if (!form || nameProblem(form.name)) return;
           let answer: ApiKey | null = null;
           const ok = await action.run(async () => {
-            answer = await api.call<ApiKey>('createApiKey', {
+            answer = await api.call<ApiKey>(calls.createApiKey, {
               body: { name: form.name.trim(), expires_in: Number(form.expires), role: form.role },
               context: 'Could not create the API key',
             });
@@ -221,7 +217,7 @@ export function ApiKeysTab() {
         onSubmit={async () => {
           if (!editing || nameProblem(editing.name)) return;
           const ok = await action.run(() =>
-            api.call('updateApiKey', {
+            api.call(calls.updateApiKey, {
               params: { key: editing.key.name },
               body: { name: editing.name.trim(), role: editing.role },
               context: 'Could not save the API key',
@@ -252,29 +248,19 @@ export function ApiKeysTab() {
           </>
         ) : null}
       </Dialog>
-      <Dialog
-        open={Boolean(removing)}
-        title={`Delete ${removing?.name ?? ''}?`}
+      <ConfirmDialog
+        subject={removing}
+        title={(key) => `Delete ${key.name}?`}
         description="Scripts using this key will stop working at once."
-        onClose={() => setRemoving(null)}
-        submitLabel="Delete"
-        submitVariant="danger"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!removing) return;
-          const ok = await action.run(() =>
-            api.call('deleteApiKey', {
-              params: { key: removing.name },
-              context: 'Could not delete the API key',
-            }),
-          );
-          if (ok) {
-            toast('API key deleted');
-            setRemoving(null);
-            keys.reload();
-          }
+        action={action}
+        onConfirm={(key) =>
+          api.call(calls.deleteApiKey, { params: { key: key.name }, context: 'Could not delete the API key' })
+        }
+        onDone={() => {
+          toast('API key deleted');
+          keys.reload();
         }}
+        onClose={() => setRemoving(null)}
       />
     </div>
   );

@@ -3,14 +3,13 @@ import {
   ApiError,
   Button,
   Card,
+  ConfirmDialog,
   Dialog,
   Empty,
   ErrorState,
   formatDate,
   icons,
   Loading,
-  type Member,
-  type Namespace,
   type Role,
   ScrollFrame,
   SelectField,
@@ -20,8 +19,10 @@ import {
   useResource,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useState } from 'react';
+import { calls } from '../api';
+import type { Member, Namespace } from '../types';
 import { grantableRoles, roleLabels } from './roles';
 
 /** What a person adding an unknown e-mail address needs to know (community adds existing accounts only). */
@@ -34,12 +35,12 @@ export function accountNeeded(email: string): string {
 }
 
 export function MembersTab() {
-  const { api } = useConsole();
+  const { api, slots } = useConsole();
   const user = useUser();
   const toast = useToast();
   const namespace = useResource(
     () =>
-      api.call<Namespace>('getNamespace', {
+      api.call<Namespace>(calls.getNamespace, {
         params: { tenant: user.tenant },
         context: 'Could not load the members',
       }),
@@ -60,7 +61,7 @@ export function MembersTab() {
 
   const changeRole = async (member: Member, next: Role) => {
     const ok = await action.run(() =>
-      api.call('updateMember', {
+      api.call(calls.updateMember, {
         params: { tenant: ns.tenant_id, uid: member.id },
         body: { role: next },
         context: 'Could not change the role',
@@ -178,6 +179,7 @@ export function MembersTab() {
           </ScrollFrame>
         )}
       </Card>
+      {canManage ? slots.members.map((Extra, i) => <Extra key={String(i)} />) : null}
       <Card title="Roles">
         <div className="card-body">
           <dl className="props">
@@ -203,7 +205,7 @@ export function MembersTab() {
         onSubmit={async () => {
           const ok = await action.run(async () => {
             try {
-              await api.call('addMember', {
+              await api.call(calls.addMember, {
                 params: { tenant: ns.tenant_id },
                 body: { email: email.trim(), role },
                 context: 'Could not add the member',
@@ -237,29 +239,25 @@ export function MembersTab() {
           options={roles.map((r) => ({ value: r, label: roleLabels[r] }))}
         />
       </Dialog>
-      <Dialog
-        open={Boolean(removing)}
+      <ConfirmDialog
+        subject={removing}
         title="Remove this member?"
-        description={`${removing?.email || removing?.username || 'They'} will lose access to this namespace and its devices.`}
-        onClose={() => setRemoving(null)}
-        submitLabel="Remove"
-        submitVariant="danger"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!removing) return;
-          const ok = await action.run(() =>
-            api.call('removeMember', {
-              params: { tenant: ns.tenant_id, uid: removing.id },
-              context: 'Could not remove the member',
-            }),
-          );
-          if (ok) {
-            toast('Member removed');
-            setRemoving(null);
-            namespace.reload();
-          }
+        description={(m) =>
+          `${m.email || m.username || 'They'} will lose access to this namespace and its devices.`
+        }
+        confirmLabel="Remove"
+        action={action}
+        onConfirm={(m) =>
+          api.call(calls.removeMember, {
+            params: { tenant: ns.tenant_id, uid: m.id },
+            context: 'Could not remove the member',
+          })
+        }
+        onDone={() => {
+          toast('Member removed');
+          namespace.reload();
         }}
+        onClose={() => setRemoving(null)}
       />
     </div>
   );

@@ -7,8 +7,8 @@ import {
   Dialog,
   ErrorState,
   Loading,
-  type Namespace,
   Switch,
+  sessionCalls,
   TextArea,
   TextField,
   useAction,
@@ -17,8 +17,10 @@ import {
   useResource,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { useEffect, useState } from 'react';
+import { calls } from '../api';
+import type { Namespace } from '../types';
 
 const announcementLimit = 4096;
 
@@ -26,7 +28,7 @@ function SupportIdentifier({ tenant }: { tenant: string }) {
   const { api } = useConsole();
   const support = useResource(
     () =>
-      api.call<{ identifier: string }>('supportIdentifier', {
+      api.call<{ identifier: string }>(calls.supportIdentifier, {
         params: { tenant },
         context: 'Could not load the support identifier',
       }),
@@ -44,7 +46,7 @@ export function NamespaceTab() {
   const navigate = useNavigate();
   const namespace = useResource(
     () =>
-      api.call<Namespace>('getNamespace', {
+      api.call<Namespace>(calls.getNamespace, {
         params: { tenant: user.tenant },
         context: 'Could not load the namespace',
       }),
@@ -82,7 +84,7 @@ export function NamespaceTab() {
 
   const update = async (body: Partial<Namespace>, done: string) => {
     const ok = await save.run(() =>
-      api.call('updateNamespace', {
+      api.call(calls.updateNamespace, {
         params: { tenant: ns.tenant_id },
         body,
         context: 'Could not save the namespace',
@@ -96,7 +98,7 @@ export function NamespaceTab() {
 
   const setRecording = async (on: boolean) => {
     const ok = await recording.run(() =>
-      api.call('setSessionRecord', {
+      api.call(calls.setSessionRecord, {
         params: { tenant: ns.tenant_id },
         body: { session_record: on },
         context: 'Could not change session recording',
@@ -109,10 +111,12 @@ export function NamespaceTab() {
   };
 
   const moveToAnotherNamespace = async () => {
-    const list = await api.page<Namespace>('listNamespaces', { query: { page: 1, per_page: 100 } });
+    const list = await api.page<Namespace>(sessionCalls.listNamespaces, {
+      query: { page: 1, per_page: 100 },
+    });
     const next = list.items.find((n) => n.tenant_id !== ns.tenant_id);
     if (next) {
-      const swapped = await api.call<Partial<AuthenticatedUser>>('switchNamespace', {
+      const swapped = await api.call<Partial<AuthenticatedUser>>(sessionCalls.switchNamespace, {
         params: { tenant: next.tenant_id },
       });
       replaceUser({ ...swapped, tenant: next.tenant_id });
@@ -122,13 +126,13 @@ export function NamespaceTab() {
   const remove = async () => {
     const ok = await danger.run(async () => {
       if (confirming === 'delete') {
-        await api.call('deleteNamespace', {
+        await api.call(calls.deleteNamespace, {
           params: { tenant: ns.tenant_id },
           context: 'Could not delete the namespace',
         });
         await moveToAnotherNamespace();
       } else {
-        const fresh = await api.call<Partial<AuthenticatedUser>>('leaveNamespace', {
+        const fresh = await api.call<Partial<AuthenticatedUser>>(calls.leaveNamespace, {
           params: { tenant: ns.tenant_id },
           context: 'Could not leave the namespace',
         });

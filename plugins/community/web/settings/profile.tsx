@@ -10,8 +10,9 @@ import {
   useConsole,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { type FormEvent, useState } from 'react';
+import { calls } from '../api';
 
 export function ProfileTab() {
   const { api, replaceUser } = useConsole();
@@ -45,7 +46,7 @@ export function ProfileTab() {
     const ok = await action.run(async () => {
       try {
         // The answer is a new user record with a token that carries the changed username.
-        fresh = await api.call<Partial<AuthenticatedUser> | null>('updateUser', {
+        fresh = await api.call<Partial<AuthenticatedUser> | null>(calls.updateUser, {
           body: changes,
           context: 'Could not save your profile',
         });

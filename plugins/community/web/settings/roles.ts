@@ -1,4 +1,4 @@
-import type { Role } from '@gatehouse/web/shell';
+import type { Role } from '@gatehouse/console';
 
 export const roleLabels: Record<Role, string> = {
   owner: 'Owner',

@@ -6,15 +6,16 @@ import {
   CopyField,
   Dialog,
   Link,
-  type MfaSecret,
   TextField,
   useAction,
   useConsole,
   useToast,
   useUser,
-} from '@gatehouse/web/shell';
+} from '@gatehouse/console';
 import { type FormEvent, useMemo, useState } from 'react';
 import { encode } from 'uqr';
+import { calls } from '../api';
+import type { MfaSecret } from '../types';
 
 /** Draws the otpauth:// link as an SVG QR code, one path for all dark modules. */
 export function QrCode({ text, label }: { text: string; label: string }) {
@@ -55,7 +56,7 @@ function PasswordCard() {
     if (mismatch) return;
     const ok = await action.run(async () => {
       try {
-        await api.call('updateUser', {
+        await api.call(calls.updateUser, {
           body: { password: form.next, current_password: form.current },
           context: 'Could not change the password',
           allowUnauthorized: true,
@@ -122,13 +123,13 @@ function EnableMfa({ onDone }: { onDone: () => void }) {
   const action = useAction();
   const start = () =>
     action.run(async () =>
-      setSecret(await api.call<MfaSecret>('mfaGenerate', { context: 'Could not start two-step setup' })),
+      setSecret(await api.call<MfaSecret>(calls.mfaGenerate, { context: 'Could not start two-step setup' })),
     );
   const enable = async () => {
     if (!secret) return;
     const ok = await action.run(async () => {
       try {
-        await api.call('mfaEnable', {
+        await api.call(calls.mfaEnable, {
           body: {
             code: code.replace(/\s/g, ''),
             secret: secret.secret,
@@ -228,7 +229,7 @@ function MfaCard() {
   const disable = async () => {
     const ok = await action.run(async () => {
       try {
-        await api.call('mfaDisable', {
+        await api.call(calls.mfaDisable, {
           body: useRecovery ? { recovery_code: code.trim() } : { code: code.replace(/\s/g, '') },
           context: 'Could not turn off two-step verification',
           allowUnauthorized: true,

@@ -1,23 +1,18 @@
 import type { RegisterContext } from '@gatehouse/core';
 import { asClass, asValue } from 'awilix';
-import { firewallRoutes } from '../firewall/routes';
 import { FirewallService } from '../firewall/service';
-import { sessionRoutes } from '../sessions/routes';
-import { SessionService } from '../sessions/service';
 import { GatewaySigner } from '../sshkeys/gateway-signer';
-import { sshkeyRoutes } from '../sshkeys/routes';
 import { PublicKeyService } from '../sshkeys/service';
-import { GatewayService } from './connector';
 import { LiveSessions } from './live';
+import { SshGateway } from './ssh-gateway';
 import { TerminalTickets, terminalTicketRoutes } from './terminal-tickets';
 import { WebTerminal } from './web-terminal';
 
 declare module '@gatehouse/core/cradle' {
   interface Cradle {
-    /** Core's SSH listener hands each connection to this (DESIGN.md section 7). */
-    gatewayConnector: GatewayService;
+    /** The SSH gateway: core's SSH listener hands it each connection (DESIGN.md section 7). */
+    sshGateway: SshGateway;
     liveSessions: LiveSessions;
-    sessions: SessionService;
     publicKeys: PublicKeyService;
     firewall: FirewallService;
     /** Signs agents' gateway-key blobs (`POST /api/auth/ssh`). */
@@ -27,24 +22,25 @@ declare module '@gatehouse/core/cradle' {
 }
 
 /**
- * The SSH gateway end to end (issue 5): public keys, firewall rules, sessions and recordings, and the connector
- * that turns core's SSH listener into device sessions.
+ * The SSH gateway (issue 5): the gateway that turns the connections of core's SSH listener (and the web terminal's)
+ * into device sessions, with the key check and the firewall it judges connections by. The sessions it records are
+ * the sessions feature's (sessions/index.ts).
  */
-export function registerGateway(ctx: RegisterContext): void {
+export function register(ctx: RegisterContext): void {
   ctx.provide({
-    gatewayConnector: asClass(GatewayService).singleton(),
+    sshGateway: asClass(SshGateway).singleton(),
     liveSessions: asClass(LiveSessions)
       .singleton()
       .disposer((live) => live.stop()),
-    sessions: asClass(SessionService).singleton(),
     publicKeys: asClass(PublicKeyService).singleton(),
     firewall: asClass(FirewallService).singleton(),
     gatewaySigner: asClass(GatewaySigner).singleton(),
     terminalTickets: asValue(new TerminalTickets(() => ctx.resolve('cache'))),
   });
-  ctx.routes([...sshkeyRoutes, ...firewallRoutes, ...sessionRoutes, ...terminalTicketRoutes]);
+  ctx.ssh({ handle: (conn, info) => ctx.resolve('sshGateway').handle(conn, info) });
+  ctx.routes(terminalTicketRoutes);
   const terminal = new WebTerminal({
-    gateway: () => ctx.resolve('gatewayConnector'),
+    gateway: () => ctx.resolve('sshGateway'),
     tickets: () => ctx.resolve('terminalTickets'),
     users: () => ctx.resolve('users'),
     preAuthSeconds: ctx.config.ssh.preAuthTimeout,

@@ -1,72 +1,85 @@
+import type { Duplex } from 'node:stream';
 import {
   type Cache,
   type Config,
-  type GatewayConnector,
-  type Kernel,
+  type Hooks,
   type Logger,
+  type SshConnectionHandler,
   SshPenalties,
+  type TunnelHub,
 } from '@gatehouse/core';
 import ssh2, { type AuthContext, type Connection } from 'ssh2';
+import type { DeviceService } from '../devices/service';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
 import type { SessionService } from '../sessions/service';
 import { md5Fingerprint } from '../sshkeys/fingerprint';
 import type { GatewaySigner } from '../sshkeys/gateway-signer';
 import type { PublicKeyService } from '../sshkeys/service';
-import { type Admission, type AdmissionDeps, admit, type DeviceFinder, type TunnelOpener } from './admission';
+import { type Admission, type AdmissionDeps, type Admitted, admit, admitsKey } from './admission';
 import { UserAgentRelay } from './agent-forwarding';
+import { AgentTunnelDialer } from './agent-upstream';
 import { sendBanner } from './banner';
 import { bridgeSession } from './bridge';
 import type { LiveSessions } from './live';
-import { connectUpstream, HostKeyMismatch, type UpstreamAuth, UpstreamRefused } from './upstream';
+import {
+  HostKeyMismatch,
+  type Upstream,
+  type UpstreamAuth,
+  type UpstreamDialer,
+  UpstreamRefused,
+} from './upstream';
 
 const METHODS: Array<'publickey' | 'password'> = ['publickey', 'password'];
-/** How long signing in to the agent through the tunnel may take. */
-const UPSTREAM_TIMEOUT_MS = 20_000;
 
-type Admitted = Extract<Admission, { ok: true }>;
+/** What the SSH gateway works with, passed in where it is built (gateway/index.ts). */
+export interface SshGatewayDeps {
+  config: Config;
+  log: Logger;
+  devices: DeviceService;
+  tunnelHub: TunnelHub;
+  namespaces: NamespaceService;
+  firewall: FirewallService;
+  sessions: SessionService;
+  publicKeys: PublicKeyService;
+  gatewaySigner: GatewaySigner;
+  liveSessions: LiveSessions;
+  sshPenalties: SshPenalties;
+  cache: Cache;
+  hooks: Hooks;
+}
 
 /**
- * The gateway's connector (DESIGN.md section 7): admits each connection (target, device state, firewall), signs
- * in to the device's agent with the user's password or, for a public key the namespace allows, with the gateway
- * key, then bridges every channel. Registered as `gatewayConnector`; core's listener hands it each connection.
+ * The SSH gateway (DESIGN.md section 7): core's SSH listener hands it each connection. It admits the connection
+ * (target, device state, firewall, and the public key offered), signs in on the device through an upstream with the
+ * user's password or, for a public key the namespace allows, with the gateway key, then bridges every channel. The
+ * web terminal signs in through it too.
  */
-export class GatewayService implements GatewayConnector {
-  readonly deps: AdmissionDeps;
+export class SshGateway implements SshConnectionHandler {
+  readonly admission: AdmissionDeps;
   readonly config: Config;
   readonly log: Logger;
-  readonly publicKeys: PublicKeyService;
   readonly signer: GatewaySigner;
   readonly live: LiveSessions;
   readonly penalties: SshPenalties;
+  /** Asked in order; the agent tunnel, last, reaches every agent's device. */
+  private readonly dialers: UpstreamDialer[];
 
-  constructor(deps: {
-    kernel: Kernel;
-    config: Config;
-    log: Logger;
-    namespaces: NamespaceService;
-    firewall: FirewallService;
-    sessions: SessionService;
-    publicKeys: PublicKeyService;
-    gatewaySigner: GatewaySigner;
-    liveSessions: LiveSessions;
-    sshPenalties: SshPenalties;
-    cache: Cache;
-  }) {
-    const container = deps.kernel.container;
+  constructor(deps: SshGatewayDeps) {
     this.config = deps.config;
     this.log = deps.log.child({ part: 'gateway' });
-    this.publicKeys = deps.publicKeys;
     this.signer = deps.gatewaySigner;
     this.live = deps.liveSessions;
     this.penalties = deps.sshPenalties;
-    this.deps = {
-      // The devices feature and the tunnel hub are resolved when a connection needs them, not at construction.
-      devices: () => container.resolve('devices' as never) as DeviceFinder,
-      tunnels: () => container.resolve('tunnelHub' as never) as TunnelOpener,
+    this.dialers = [new AgentTunnelDialer(deps.tunnelHub)];
+    this.admission = {
+      devices: deps.devices,
+      tunnels: deps.tunnelHub,
       namespaces: deps.namespaces,
       firewall: deps.firewall,
+      publicKeys: deps.publicKeys,
       sessions: deps.sessions,
+      hooks: deps.hooks,
       log: this.log,
       instance: deps.liveSessions.instance,
       keepRefusal: async (tenantId, ip) => {
@@ -75,23 +88,27 @@ export class GatewayService implements GatewayConnector {
         // Counted until a minute after the source's last refused attempt.
         return (await deps.cache.incr(`ssh:refused:${tenantId}:${SshPenalties.source(ip)}`, 60)) <= budget;
       },
+      online: async (device) => this.dialers.find((d) => d.reaches(device))?.online?.(device),
     };
+  }
+
+  /**
+   * Adds a kind of target (a plugin's container exec, say), asked before the ones already there: it answers for
+   * the devices its `reaches` claims, and the agent tunnel for the rest.
+   */
+  addDialer(dialer: UpstreamDialer): void {
+    this.dialers.unshift(dialer);
   }
 
   handle(conn: Connection, info: { ip: string; port: number }): void {
     new GatewayConnection(this, conn, info.ip.replace(/^::ffff:/, ''));
   }
 
-  /** Opens a tunnel stream to the device and signs in to its agent. */
-  async upstream(a: Admitted, auth: UpstreamAuth, agent?: ssh2.BaseAgent): Promise<ssh2.Client> {
-    const stream = await this.deps.tunnels().open(a.device.uid, { kind: 'ssh' });
-    return connectUpstream(stream, {
-      username: a.user,
-      auth,
-      agent,
-      timeoutMs: UPSTREAM_TIMEOUT_MS,
-      hostKey: a.device.public_key,
-    });
+  /** Signs in on the admitted device through the first upstream that reaches it. */
+  upstream(a: Admitted, auth: UpstreamAuth, agent?: ssh2.BaseAgent): Promise<Upstream> {
+    const dialer = this.dialers.find((d) => d.reaches(a.device));
+    if (!dialer) return Promise.reject(new Error(`no upstream reaches device ${a.device.uid}`));
+    return dialer.dial(a.device, a.user, auth, agent);
   }
 }
 
@@ -99,7 +116,7 @@ export class GatewayService implements GatewayConnector {
 class GatewayConnection {
   private admission: Promise<Admission> | undefined;
   private username: string | undefined;
-  private upstream: ssh2.Client | undefined;
+  private upstream: Upstream | undefined;
   private refused = false;
   private seats = 0;
   private lastActivity = Date.now();
@@ -107,7 +124,7 @@ class GatewayConnection {
   private readonly relay: UserAgentRelay;
 
   constructor(
-    private readonly gw: GatewayService,
+    private readonly gw: SshGateway,
     private readonly conn: Connection,
     private readonly ip: string,
   ) {
@@ -142,7 +159,7 @@ class GatewayConnection {
    * so the promise is safe to await wherever the connection's later steps need it.
    */
   private admitOnce(username: string): Promise<Admission> {
-    this.admission ??= admit(this.gw.deps, username, { ip: this.ip, type: 'term' }).catch(
+    this.admission ??= admit(this.gw.admission, username, { ip: this.ip, type: 'term' }).catch(
       (err: unknown): Admission => {
         this.gw.log.error({ err, ip: this.ip }, 'gateway sign-in failed');
         return { ok: false, message: 'gatehouse: the gateway could not complete the sign-in; try again' };
@@ -175,11 +192,7 @@ class GatewayConnection {
     }
     if (ctx.method === 'publickey') {
       const fingerprint = md5Fingerprint(ctx.key.data);
-      const allowed = await this.gw.publicKeys.allows(a.device.tenant_id, fingerprint, a.user, {
-        name: a.device.name,
-        tags: a.device.tags,
-      });
-      if (!allowed) return ctx.reject(METHODS);
+      if (!(await admitsKey(this.gw.admission, a, fingerprint))) return ctx.reject(METHODS);
       // Without a signature the client only asks whether the key would do (RFC 4252 section 7).
       if (!ctx.signature || !ctx.blob) return ctx.accept();
       const parsed = ssh2.utils.parseKey(ctx.key.data);
@@ -263,7 +276,7 @@ class GatewayConnection {
       upstream.end();
       conn.end();
     });
-    upstream.on('close', () => conn.end());
+    upstream.onClose(() => conn.end());
     const touch = () => {
       this.lastActivity = Date.now();
     };
@@ -283,37 +296,52 @@ class GatewayConnection {
         });
       }),
     );
+    const { forwarding } = upstream;
     // ssh -L and -D: direct-tcpip channels go to the same destination as seen from the device.
     conn.on(
       'tcpip',
       this.guard((accept, reject, info) => {
+        if (!forwarding) return reject();
         a.journal.event('direct-tcpip', 0, { host: info.destIP, port: info.destPort });
-        upstream.forwardOut(info.srcIP, info.srcPort, info.destIP, info.destPort, (err, up) => {
-          if (err) return reject();
-          const down = accept();
-          splice(up, down);
-          up.on('data', touch);
-          down.on('data', touch);
-        });
+        forwarding
+          .connect({ ip: info.srcIP, port: info.srcPort }, { host: info.destIP, port: info.destPort })
+          .then(
+            (up) => {
+              const down = accept();
+              splice(up, down);
+              up.on('data', touch);
+              down.on('data', touch);
+            },
+            () => reject(),
+          )
+          .catch((err: unknown) => this.fail(err, 'gateway channel failed'));
       }),
     );
-    // ssh -R: asked of the device's agent; when it refuses, OpenSSH tells the user the forwarding failed.
+    // ssh -R: asked of the device; when it refuses, OpenSSH tells the user the forwarding failed.
     conn.on(
       'request',
       this.guard((accept, reject, name, info) => {
+        if (!forwarding) return reject?.();
         if (name === 'tcpip-forward') {
-          upstream.forwardIn(info.bindAddr, info.bindPort, (err, port) => {
-            if (err) return reject?.();
-            a.journal.event('tcpip-forward', 0, { address: info.bindAddr, port: port || info.bindPort });
-            accept?.(port || info.bindPort);
-          });
+          forwarding
+            .listen(info.bindAddr, info.bindPort)
+            .then(
+              (port) => {
+                a.journal.event('tcpip-forward', 0, { address: info.bindAddr, port });
+                accept?.(port);
+              },
+              () => reject?.(),
+            )
+            .catch((err: unknown) => this.fail(err, 'gateway channel failed'));
         } else if (name === 'cancel-tcpip-forward') {
-          upstream.unforwardIn(info.bindAddr, info.bindPort, (err) => (err ? reject?.() : accept?.()));
+          forwarding.unlisten(info.bindAddr, info.bindPort).then(
+            () => accept?.(),
+            () => reject?.(),
+          );
         } else reject?.();
       }),
     );
-    upstream.on(
-      'tcp connection',
+    forwarding?.onIncoming(
       this.guard((info, accept, reject) => {
         conn.forwardOut(info.destIP, info.destPort, info.srcIP, info.srcPort, (err, down) => {
           if (err) return reject();
@@ -360,10 +388,10 @@ class GatewayConnection {
 }
 
 /** Joins two forwarded channels both ways; an error on either closes both (an unheard 'error' would be thrown). */
-function splice(up: ssh2.Channel | ssh2.ClientChannel, down: ssh2.Channel | ssh2.ServerChannel): void {
+function splice(up: Duplex, down: Duplex): void {
   up.pipe(down).pipe(up);
-  up.on('error', () => down.close());
-  down.on('error', () => up.close());
-  up.on('close', () => down.close());
-  down.on('close', () => up.close());
+  up.on('error', () => down.destroy());
+  down.on('error', () => up.destroy());
+  up.on('close', () => down.destroy());
+  down.on('close', () => up.destroy());
 }

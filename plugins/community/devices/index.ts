@@ -1,76 +1,60 @@
 import { AGENT_PROTOCOL } from '@gatehouse/agent/protocol';
-import { type RegisterContext, TunnelHub, Unauthorized } from '@gatehouse/core';
+import { type RegisterContext, TenantStore, TunnelHub, Unauthorized } from '@gatehouse/core';
 import { asClass, asFunction } from 'awilix';
-import { statsRoutes } from '../stats/routes';
-import { tagRoutes } from '../tags/routes';
-import { TagService } from '../tags/service';
-import { TunnelProxy } from '../tunnels/proxy';
-import { tunnelRoutes } from '../tunnels/routes';
-import { TunnelService } from '../tunnels/service';
 import { AcceptanceWaits } from './acceptance';
-import { DevicePresence } from './presence';
+import { Device } from './model';
+import { DevicePresence, registerPresence } from './presence';
 import { deviceRoutes } from './routes';
-import { DeviceService } from './service';
+import { DeviceService, NamespaceDevices } from './service';
 
 declare module '@gatehouse/core/cradle' {
   interface Cradle {
     /** Devices and containers; `findForSsh` for the SSH gateway. */
     devices: DeviceService;
+    /** Request-scoped: the devices and containers of the caller's namespace, as the API lists and changes them. */
+    namespaceDevices: NamespaceDevices;
     /** Live agent tunnels: `isOnline(uid)` here, `reachable(uid)` on any instance, `open(uid, header)`. */
     tunnelHub: TunnelHub;
     tunnelPresence: DevicePresence;
     /** Pending agents waiting for their acceptance (`GET /api/devices/auth/wait`). */
     acceptanceWaits: AcceptanceWaits;
-    tags: TagService;
-    tunnels: TunnelService;
-    tunnelProxy: TunnelProxy;
   }
 }
 
 /**
- * Devices, containers, tags, stats and the agent tunnel hub (issue 4, server side): container entries, routes,
- * the `/agent/connection` upgrade and the HTTP tunnel proxy.
+ * Devices and containers, and the agent tunnel hub (issue 4, server side): container entries, routes, how a device
+ * token becomes a caller, and the `/agent/connection` upgrade.
  */
-export function registerDevices(ctx: RegisterContext): void {
+export function register(ctx: RegisterContext): void {
   let hub: TunnelHub | undefined;
-  let proxy: TunnelProxy | undefined;
   ctx.provide({
     devices: asClass(DeviceService).singleton(),
+    namespaceDevices: asClass(NamespaceDevices).scoped(),
     acceptanceWaits: asClass(AcceptanceWaits).singleton(),
     tunnelPresence: asClass(DevicePresence).singleton(),
     tunnelHub: asFunction((cradle: ConstructorParameters<typeof TunnelHub>[0]) => {
       hub = new TunnelHub(cradle);
       return hub;
     }).singleton(),
-    tags: asClass(TagService).singleton(),
-    tunnels: asClass(TunnelService).singleton(),
-    tunnelProxy: asFunction((cradle: ConstructorParameters<typeof TunnelProxy>[0]) => {
-      proxy = new TunnelProxy(cradle);
-      return proxy;
-    }).singleton(),
   });
-  ctx.routes([...deviceRoutes, ...tagRoutes, ...statsRoutes, ...tunnelRoutes]);
+  registerPresence(ctx);
+  ctx.routes(deviceRoutes);
   ctx.resolvers({
     // A device token stands only while its device exists in the token's namespace and is not removed.
     device: async (claims) => {
       if (typeof claims.tenant !== 'string') throw new Unauthorized();
       // Only tokens issued after a proof of possession of the device key (agent protocol 2).
       if (claims.ap !== AGENT_PROTOCOL) throw new Unauthorized();
-      const row = (await ctx
-        .resolve('db')('devices')
-        .where({ uid: claims.sub, tenant_id: claims.tenant })
+      // No request scope yet (this makes the caller): the token's namespace is the tenant the look-up is bound to.
+      const row = await new TenantStore(ctx.resolve('db'), claims.tenant)
+        .query(Device)
+        .findById(String(claims.sub))
         .whereNot('status', 'removed')
-        .first('uid')) as { uid: string } | undefined;
+        .select('uid');
       if (!row) throw new Unauthorized();
       return { kind: 'device', uid: row.uid, tenantId: claims.tenant };
     },
   });
-  ctx.middleware((koa, next) => ctx.resolve('tunnelProxy').middleware(koa, next));
-  // Tunnel hosts first: a site behind a tunnel may well have its own /agent/connection path.
-  ctx.upgrade(
-    (req, socket, head) => ctx.resolve('tunnelProxy').upgrade(req, socket, head),
-    async () => proxy?.stop(),
-  );
   ctx.upgrade(
     (req, socket, head) => ctx.resolve('tunnelHub').upgrade(req, socket, head),
     async () => {

@@ -1,0 +1,51 @@
+import { TenantModel } from '@gatehouse/core';
+import { Namespace } from '../namespaces/model';
+import type { DeviceStatus } from './schemas';
+
+/** Which list a device is in: every agent is a `device`; `container` is for containers a connector exposes. */
+export type DeviceKind = 'device' | 'container';
+
+/** A device (or a container a connector exposes: the same rows, kind `container`) of a namespace (SPEC.md section 3). */
+export class Device extends TenantModel {
+  static override tableName = 'devices';
+  static override idColumn = 'uid';
+
+  declare uid: string;
+  declare tenant_id: string;
+  declare name: string;
+  declare identity: { mac: string };
+  declare info: {
+    id: string;
+    pretty_name: string;
+    version: string;
+    arch: string;
+    platform: 'docker' | 'native';
+  };
+  declare kind: DeviceKind;
+  declare public_key: string;
+  declare hostname: string;
+  declare status: DeviceStatus;
+  declare status_update_at: Date;
+  /** Rewritten by every availability call: kept out of every index (a heap-only update, see the migration). */
+  declare last_seen: Date;
+  /** True while a tunnel of this device is up on some server. */
+  declare connected: boolean;
+  declare remote_addr: string;
+  declare tags: string[];
+  declare public_url: boolean;
+  declare removed_at: Date | null;
+  declare created_at: Date;
+
+  /** Its namespace (the tenant row), for the namespace name the API shows beside a device. */
+  declare namespace?: Namespace;
+
+  static override get relationMappings() {
+    return {
+      namespace: {
+        relation: TenantModel.BelongsToOneRelation,
+        modelClass: Namespace,
+        join: { from: 'devices.tenant_id', to: 'namespaces.tenant_id' },
+      },
+    };
+  }
+}
