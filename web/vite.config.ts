@@ -1,20 +1,19 @@
-import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
+import { sharedModulesPlugin } from './shared-modules';
 
-// Plugin web modules live outside web/ (plugins/*/web), so the dev server may read the repository root.
-const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
+// Plugin console modules (plugins/*/web, and outside plugins' prebuilt ones) are built apart (see
+// @gatehouse/console/vite) and served by the Gatehouse server; the dev server passes their requests on to it.
 const server = 'http://localhost:8080';
 
 export default defineConfig({
-  plugins: [react()],
-  resolve: { dedupe: ['react', 'react-dom'] },
+  plugins: [react(), sharedModulesPlugin()],
   server: {
-    fs: { allow: [repositoryRoot] },
     proxy: {
       '/api': server,
       '/info': server,
       '/openapi': server,
+      '/console/plugins': server,
       '/ws': { target: server, ws: true },
     },
   },

@@ -1,6 +1,7 @@
 import { Component, type ReactNode, Suspense, useEffect } from 'react';
 import { Setup } from './auth/setup';
 import { SignIn } from './auth/sign-in';
+import { sessionCalls } from './shell/api/calls';
 import type { AuthenticatedUser } from './shell/api/types';
 import { Layout } from './shell/layout';
 import { matchPath, useLocation } from './shell/router';
@@ -77,6 +78,10 @@ function Screens() {
       <ScreenBoundary resetKey={pathname}>
         <Suspense fallback={<Loading />}>{screen}</Suspense>
       </ScreenBoundary>
+      {slots.overlays.map((Overlay, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the list of overlays is fixed after boot
+        <Overlay key={index} />
+      ))}
     </Layout>
   );
 }
@@ -85,7 +90,7 @@ function Screens() {
 function UserRefresh() {
   const { api, replaceUser } = useConsole();
   useEffect(() => {
-    api.call<Partial<AuthenticatedUser>>('currentUser').then(
+    api.call<Partial<AuthenticatedUser>>(sessionCalls.currentUser).then(
       (fresh) => replaceUser(fresh),
       () => {
         // A 401 already ended the session through the client; other failures keep the stored record.
@@ -95,10 +100,30 @@ function UserRefresh() {
   return null;
 }
 
+/** A page a plugin serves without sign-in (sign-up, e-mail verification...), when the address is one. */
+function PublicPage({ pathname }: { pathname: string }) {
+  const { slots } = useConsole();
+  for (const page of slots.publicPages) {
+    const params = matchPath(page.path, pathname);
+    if (params) {
+      const Page = page.component;
+      return (
+        <ScreenBoundary resetKey={pathname}>
+          <Suspense fallback={<Loading />}>
+            <Page params={params} />
+          </Suspense>
+        </ScreenBoundary>
+      );
+    }
+  }
+  return null;
+}
+
 export function App({ onSetupDone }: { onSetupDone: () => void }) {
-  const { info, user } = useConsole();
+  const { info, user, slots } = useConsole();
   const { pathname } = useLocation();
   if (pathname === '/setup' || (!info.setup && !user)) return <Setup onDone={onSetupDone} />;
+  if (slots.publicPages.some((p) => matchPath(p.path, pathname))) return <PublicPage pathname={pathname} />;
   if (!user) return <SignIn />;
   return (
     <>

@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { sessionCalls } from '../shell/api/calls';
 import { ApiError, listFields } from '../shell/api/errors';
 import type { AuthenticatedUser } from '../shell/api/types';
 import { useAction } from '../shell/resource';
@@ -54,7 +55,7 @@ export function Setup({ onDone }: { onDone: () => void }) {
     await action.run(async () => {
       const { confirm: _confirm, ...body } = form;
       try {
-        await api.call('setup', { body, query: { sign }, context: 'Setup failed' });
+        await api.call(sessionCalls.setup, { body, query: { sign }, context: 'Setup failed' });
       } catch (error) {
         if (error instanceof ApiError && (error.status === 400 || error.status === 409))
           setInvalid(error.fields);
@@ -65,7 +66,7 @@ export function Setup({ onDone }: { onDone: () => void }) {
         }
         throw error;
       }
-      user = await api.call<AuthenticatedUser>('login', {
+      user = await api.call<AuthenticatedUser>(sessionCalls.login, {
         body: { username: form.username, password: form.password },
         context: 'Your account was created, but signing in failed',
       });

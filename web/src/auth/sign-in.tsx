@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { sessionCalls } from '../shell/api/calls';
 import { ApiError } from '../shell/api/errors';
 import type { AuthenticatedUser } from '../shell/api/types';
 import { useAction } from '../shell/resource';
@@ -46,7 +47,7 @@ export function SignIn() {
     let user: AuthenticatedUser | null = null;
     await action.run(async () => {
       try {
-        user = await api.call<AuthenticatedUser>('login', {
+        user = await api.call<AuthenticatedUser>(sessionCalls.login, {
           body: { username, password },
           allowUnauthorized: true,
         });
@@ -63,6 +64,10 @@ export function SignIn() {
           setLockout(lockoutMessage(error.headers.get('X-Account-Lockout')));
           return;
         }
+        // The account may not sign in (disabled, or its address not verified yet): the server says why.
+        if (error instanceof ApiError && error.status === 403 && error.serverMessage) {
+          throw new Error(`You cannot sign in: ${error.serverMessage}.`);
+        }
         throw error;
       }
     });
@@ -75,11 +80,11 @@ export function SignIn() {
     await action.run(async () => {
       try {
         user = recovering
-          ? await api.call<AuthenticatedUser>('mfaRecover', {
+          ? await api.call<AuthenticatedUser>(sessionCalls.mfaRecover, {
               body: { identifier: username, recovery_code: code.trim() },
               allowUnauthorized: true,
             })
-          : await api.call<AuthenticatedUser>('mfaAuth', {
+          : await api.call<AuthenticatedUser>(sessionCalls.mfaAuth, {
               body: { token: mfaToken, code: code.replace(/\s/g, '') },
               allowUnauthorized: true,
             });

@@ -1,7 +1,8 @@
 // What a plugin's web module may use from the shell. Everything here is stable for plugin authors.
 export type { ColumnDef } from '@tanstack/react-table';
 export { createColumnHelper } from '@tanstack/react-table';
-export { type Call, type CallName, calls } from './api/calls';
+export { AuthFrame } from '../auth/auth-frame';
+export { type Call, type Method, sessionCalls } from './api/calls';
 export { ApiClient, encodeFilter, type FilterItem } from './api/client';
 export { ApiError, errorText, listFields } from './api/errors';
 export type * from './api/types';
@@ -11,8 +12,14 @@ export { useApi, useConsole, useUser } from './session';
 export * from './slots';
 export { Button, SelectField, Switch, TextArea, TextField } from './ui/controls';
 export { CopyField } from './ui/copy';
-export { DataTable, type TableQuery, useTableQuery } from './ui/data-table';
-export { Dialog } from './ui/dialog';
+export {
+  DataTable,
+  type PagedTableProps,
+  type TableQuery,
+  usePagedList,
+  useTableQuery,
+} from './ui/data-table';
+export { ConfirmDialog, Dialog } from './ui/dialog';
 export { Alert, Empty, ErrorState, Loading, useToast } from './ui/feedback';
 export { icons } from './ui/icons';
 export { Card, formatDate, formatRelative, PageHeader } from './ui/page';

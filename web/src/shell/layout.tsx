@@ -1,5 +1,6 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
-import type { AuthenticatedUser, Namespace } from './api/types';
+import { sessionCalls } from './api/calls';
+import type { AuthenticatedUser, NamespaceSummary } from './api/types';
 import { useAction, useResource } from './resource';
 import { Link, useLocation, useNavigate } from './router';
 import { useConsole, useUser } from './session';
@@ -64,7 +65,7 @@ function NamespaceSwitcher() {
   const [name, setName] = useState('');
   const action = useAction();
   const namespaces = useResource(
-    () => api.page<Namespace>('listNamespaces', { query: { page: 1, per_page: 100 } }),
+    () => api.page<NamespaceSummary>(sessionCalls.listNamespaces, { query: { page: 1, per_page: 100 } }),
     [api, user.tenant],
   );
   const current = namespaces.data?.items.find((n) => n.tenant_id === user.tenant);
@@ -74,7 +75,7 @@ function NamespaceSwitcher() {
   const switchTo = async (tenant: string) => {
     menu.setOpen(false);
     const ok = await action.run(async () => {
-      const next = await api.call<Partial<AuthenticatedUser>>('switchNamespace', {
+      const next = await api.call<Partial<AuthenticatedUser>>(sessionCalls.switchNamespace, {
         params: { tenant },
         context: 'Could not switch namespace',
       });
@@ -86,11 +87,11 @@ function NamespaceSwitcher() {
 
   const create = async () => {
     const ok = await action.run(async () => {
-      const created = await api.call<Namespace>('createNamespace', {
+      const created = await api.call<NamespaceSummary>(sessionCalls.createNamespace, {
         body: { name },
         context: 'Could not create the namespace',
       });
-      const next = await api.call<Partial<AuthenticatedUser>>('switchNamespace', {
+      const next = await api.call<Partial<AuthenticatedUser>>(sessionCalls.switchNamespace, {
         params: { tenant: created.tenant_id },
       });
       replaceUser({ ...next, tenant: created.tenant_id });

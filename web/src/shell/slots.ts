@@ -1,6 +1,6 @@
 import type { ComponentType, LazyExoticComponent, ReactNode } from 'react';
 import type { ApiClient } from './api/client';
-import type { Device, InstanceInfo, Role } from './api/types';
+import type { DeviceSummary, InstanceInfo, Role } from './api/types';
 
 // The typed slots a plugin's web module fills (DESIGN.md section 8). The shell renders them; a plugin never
 // reaches into the shell's layout.
@@ -44,7 +44,7 @@ export interface SettingsTab {
 }
 
 export interface DeviceActionContext {
-  device: Device;
+  device: DeviceSummary;
   /** The console path of this device's page (`/device/<uid>` or `/container/<uid>`). */
   detailsPath: string;
   api: ApiClient;
@@ -55,7 +55,7 @@ export interface DeviceAction {
   id: string;
   label: string;
   /** Whether the action is offered for this device (e.g. only for accepted, online devices). */
-  available: (device: Device, role: Role | '' | undefined) => boolean;
+  available: (device: DeviceSummary, role: Role | '' | undefined) => boolean;
   component: ComponentType<DeviceActionContext>;
 }
 
@@ -67,6 +67,23 @@ export interface WebModule {
   deviceActions?: DeviceAction[];
   /** Extra content on the sign-in screen (e.g. single sign-on), given the instance info. */
   signIn?: ComponentType<{ info: InstanceInfo }>;
+  /**
+   * Drawn where a device cannot be accepted because of the namespace's device limit (or an acceptance answered
+   * 402): what the plugin offers about it (cloud billing: subscribe, with a link to Billing).
+   */
+  deviceLimit?: ComponentType;
+  /**
+   * Pages anyone reaches without signing in, drawn without the console's frame (cloud: sign-up, e-mail
+   * verification, password recovery). Signed in, they show as well.
+   */
+  publicPages?: PageEntry[];
+  /** Drawn over every signed-in screen (cloud: a new announcement, once per user). */
+  overlays?: ComponentType[];
+  /**
+   * Drawn in the namespace's Members screen, after the member list, for those who manage members (cloud: inviting by
+   * e-mail and the invitations still pending).
+   */
+  members?: LazyExoticComponent<ComponentType> | ComponentType;
 }
 
 export function defineWebModule(module: WebModule): WebModule {
@@ -80,6 +97,10 @@ export interface Slots {
   settingsTabs: SettingsTab[];
   deviceActions: DeviceAction[];
   signIn: ComponentType<{ info: InstanceInfo }>[];
+  deviceLimit: ComponentType[];
+  publicPages: PageEntry[];
+  overlays: ComponentType[];
+  members: (LazyExoticComponent<ComponentType> | ComponentType)[];
 }
 
 export function mergeSlots(modules: WebModule[]): Slots {
@@ -89,5 +110,9 @@ export function mergeSlots(modules: WebModule[]): Slots {
     settingsTabs: modules.flatMap((m) => m.settingsTabs ?? []).sort((a, b) => a.order - b.order),
     deviceActions: modules.flatMap((m) => m.deviceActions ?? []),
     signIn: modules.flatMap((m) => (m.signIn ? [m.signIn] : [])),
+    deviceLimit: modules.flatMap((m) => (m.deviceLimit ? [m.deviceLimit] : [])),
+    publicPages: modules.flatMap((m) => m.publicPages ?? []),
+    overlays: modules.flatMap((m) => m.overlays ?? []),
+    members: modules.flatMap((m) => (m.members ? [m.members] : [])),
   };
 }

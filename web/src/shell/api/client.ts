@@ -1,4 +1,4 @@
-import { type Call, type CallName, calls } from './calls';
+import type { Call } from './calls';
 import { ApiError, NetworkError } from './errors';
 import type { Page } from './types';
 
@@ -19,7 +19,7 @@ export interface RawAnswer<T> {
 }
 
 /**
- * The one HTTP client of the console. It adds the bearer token, builds paths from the call table and turns
+ * The one HTTP client of the console. It adds the bearer token, builds paths from a call's template and turns
  * every unsuccessful answer into an ApiError whose message a person can read. Only a 401 ends the session; a 503
  * (the server cannot reach its database) is reported through `onServerAway` and keeps the person signed in.
  */
@@ -31,8 +31,7 @@ export class ApiClient {
     private readonly onServerAway: (away: boolean) => void = () => {},
   ) {}
 
-  async raw<T>(name: CallName, options: RequestOptions = {}): Promise<RawAnswer<T>> {
-    const call: Call = calls[name];
+  async raw<T>(call: Call, options: RequestOptions = {}): Promise<RawAnswer<T>> {
     const url = this.base + buildPath(call.path, options.params) + buildQuery(options.query);
     const headers: Record<string, string> = { Accept: 'application/json' };
     const token = this.token();
@@ -58,13 +57,13 @@ export class ApiClient {
     return { data: body as T, headers: response.headers, status: response.status };
   }
 
-  async call<T>(name: CallName, options: RequestOptions = {}): Promise<T> {
-    return (await this.raw<T>(name, options)).data;
+  async call<T>(call: Call, options: RequestOptions = {}): Promise<T> {
+    return (await this.raw<T>(call, options)).data;
   }
 
   /** A paged list: rows plus the total from X-Total-Count. */
-  async page<T>(name: CallName, options: RequestOptions = {}): Promise<Page<T>> {
-    const answer = await this.raw<T[] | null>(name, options);
+  async page<T>(call: Call, options: RequestOptions = {}): Promise<Page<T>> {
+    const answer = await this.raw<T[] | null>(call, options);
     const items = Array.isArray(answer.data) ? answer.data : [];
     const header = answer.headers.get('X-Total-Count');
     const total = header === null ? items.length : Number.parseInt(header, 10);

@@ -84,7 +84,10 @@ function describe(status: number, fields: string[], message: string | undefined,
     case 401:
       return 'Your session has ended or the credentials were not accepted. Please sign in again.';
     case 402:
-      return `${what}your plan does not allow this. Upgrade the subscription or free up a slot first.`;
+      // The server says which limit or plan refused it (e.g. that accepting more devices needs a subscription).
+      return message
+        ? `${what}${sentence(message)}`
+        : `${what}your plan does not allow this. Upgrade the subscription or free up a slot first.`;
     case 403:
       return `${what}your role in this namespace does not allow this action.`;
     case 404:
@@ -98,7 +101,10 @@ function describe(status: number, fields: string[], message: string | undefined,
     case 422:
       return `${what}${message ? sentence(message) : 'the server could not process this value.'}`;
     case 424:
-      return `${what}the billing service did not answer. Try again in a moment.`;
+      // A service Gatehouse depends on failed (the payment provider, a container engine): the server names it.
+      return message
+        ? `${what}${sentence(message)}`
+        : `${what}a service Gatehouse depends on did not answer. Try again in a moment.`;
     case 429:
       return `${what}too many attempts. Wait a little and try again.`;
     case 503:

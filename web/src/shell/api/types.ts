@@ -1,4 +1,5 @@
-// Entities as SPEC.md section 3 names them. Fields the server may omit are optional.
+// The shell's own types: the instance, the signed-in person and their namespace, and a page of a list. Each plugin
+// keeps its entities beside its screens (`plugins/<name>/web/types.ts`). Fields the server may omit are optional.
 
 export type Role = 'owner' | 'administrator' | 'operator' | 'observer';
 
@@ -8,6 +9,14 @@ export interface InstanceInfo {
   setup: boolean;
   authentication: { local: boolean; saml: boolean };
   plugins?: string[];
+  /** The running plugins' console modules, in load order. */
+  console_modules?: ConsoleModuleEntry[];
+}
+
+/** A plugin's console module: an ES module whose default export is its slots (`defineWebModule`). */
+export interface ConsoleModuleEntry {
+  plugin: string;
+  url: string;
 }
 
 export interface AuthenticatedUser {
@@ -26,157 +35,22 @@ export interface AuthenticatedUser {
   admin?: boolean;
 }
 
-export type DeviceStatus = 'accepted' | 'rejected' | 'pending' | 'removed' | 'unused';
-
-export interface Device {
-  uid: string;
-  name: string;
-  identity?: { mac?: string };
-  info?: { id?: string; pretty_name?: string; version?: string; arch?: string; platform?: string };
-  public_key?: string;
-  tenant_id: string;
-  last_seen?: string;
-  online: boolean;
-  namespace?: string;
-  status: DeviceStatus;
-  status_update_at?: string;
-  created_at?: string;
-  remote_addr?: string;
-  position?: { latitude: number; longitude: number };
-  tags?: string[];
-  public_url?: boolean;
-  acceptable?: boolean;
-  /** An accepted device with this identity but another key (this one is another device). */
-  identity_conflict?: { uid: string; name: string } | null;
-}
-
-export interface SessionEvent {
-  type: string;
-  timestamp: string;
-  data?: unknown;
-  seat?: number;
-}
-
-export interface Session {
-  uid: string;
-  device_uid: string;
-  /** The session's device; null once it was deleted, and left out entirely by servers older than 0.1. */
-  device?: Device | null;
-  tenant_id: string;
-  username: string;
-  ip_address: string;
-  started_at: string;
-  last_seen: string;
-  active: boolean;
-  authenticated: boolean;
-  recorded: boolean;
-  type: 'web' | 'term' | string;
-  term?: string;
-  events?: { types?: string[]; seats?: number[]; items?: SessionEvent[] };
-}
-
-export interface RecordedEntry {
-  uid: string;
-  seat: number;
-  message: string;
-  tenant_id?: string;
-  time: string;
-  width: number;
-  height: number;
-}
-
-export type TagsOrHostname = { hostname: string } | { tags: string[] };
-
-export interface PublicKey {
-  data: string;
-  fingerprint: string;
-  name: string;
-  username: string;
-  filter: TagsOrHostname;
-  tenant_id: string;
-  created_at: string;
-}
-
-export interface Member {
-  id: string;
-  added_at?: string;
-  expires_at?: string;
-  role: Role;
-  type?: 'personal' | 'team';
-  status?: 'accepted' | 'pending';
-  email?: string;
-  username?: string;
-}
-
-export interface Namespace {
-  name: string;
-  owner: string;
-  tenant_id: string;
-  members: Member[];
-  settings: { session_record: boolean; connection_announcement?: string };
-  max_devices: number;
-  device_count?: number;
-  created_at?: string;
-}
-
-export interface ApiKey {
-  name: string;
-  tenant_id: string;
-  created_by: string;
-  role: Role;
-  expires_in: number;
-  created_at: string;
-  updated_at?: string;
-  id?: string;
-}
-
-export interface FirewallRule {
-  id: string;
-  tenant_id: string;
-  action: 'allow' | 'deny';
-  active: boolean;
-  filter: TagsOrHostname;
-  priority: number;
-  source_ip: string;
-  username: string;
-}
-
-export interface Tunnel {
-  address: string;
-  namespace: string;
-  device: string;
-  host: string;
-  port: number;
-  ttl: number;
-  expires_in?: string | number;
-  created_at: string;
-}
-
-export interface Stats {
-  registered_devices: number;
-  online_devices: number;
-  pending_devices: number;
-  rejected_devices: number;
-  active_sessions: number;
-}
-
-export interface MfaSecret {
-  link: string;
-  secret: string;
-  recovery_codes: string[];
-}
-
 /** One page of a list answer: the rows and the X-Total-Count header. */
 export interface Page<T> {
   items: T[];
   total: number;
 }
 
-export interface ListQuery {
-  page?: number;
-  per_page?: number;
-  sort_by?: string;
-  order_by?: 'asc' | 'desc';
-  filter?: string;
-  status?: string;
+/** A namespace as the shell's namespace switcher lists it (GET /api/namespaces). */
+export interface NamespaceSummary {
+  name: string;
+  tenant_id: string;
+}
+
+/** A device as the device-actions slot sees it; the plugin that lists devices owns the full entity. */
+export interface DeviceSummary {
+  uid: string;
+  name: string;
+  status: string;
+  online: boolean;
 }

@@ -5,8 +5,9 @@ import {
   type SortingState,
   useReactTable,
 } from '@tanstack/react-table';
-import { type ReactNode, useState } from 'react';
+import { type DependencyList, type Dispatch, type ReactNode, type SetStateAction, useState } from 'react';
 import type { Page } from '../api/types';
+import { type Resource, useResource } from '../resource';
 import { Button } from './controls';
 import { ErrorState, Loading } from './feedback';
 import { ScrollFrame } from './scroll-frame';
@@ -22,6 +23,50 @@ export interface TableQuery {
 export function useTableQuery(initial: Partial<TableQuery> = {}) {
   const [query, setQuery] = useState<TableQuery>({ page: 1, perPage: 10, order: 'desc', ...initial });
   return [query, setQuery] as const;
+}
+
+/** What a paged list gives its DataTable: the page, its loading state and error, and the paging it was asked for. */
+export interface PagedTableProps<T> {
+  page: Page<T> | undefined;
+  loading: boolean;
+  error: string | null;
+  onRetry: () => void;
+  query: TableQuery;
+  onQuery: (next: TableQuery) => void;
+}
+
+/**
+ * A server-paged list: the paging and sort the person chose, the page loaded for them (again whenever they or `deps`
+ * change), and the props that wire both into a DataTable (`<DataTable {...list.table} ... />`).
+ */
+export function usePagedList<T>(
+  load: (query: TableQuery) => Promise<Page<T>>,
+  deps: DependencyList,
+  initial: Partial<TableQuery> = {},
+): {
+  query: TableQuery;
+  setQuery: Dispatch<SetStateAction<TableQuery>>;
+  list: Resource<Page<T>>;
+  table: PagedTableProps<T>;
+} {
+  const [query, setQuery] = useTableQuery(initial);
+  const list = useResource(
+    () => load(query),
+    [...deps, query.page, query.perPage, query.sortBy, query.order],
+  );
+  return {
+    query,
+    setQuery,
+    list,
+    table: {
+      page: list.data,
+      loading: list.loading,
+      error: list.error,
+      onRetry: list.reload,
+      query,
+      onQuery: setQuery,
+    },
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type FormEvent, type ReactNode, useEffect, useId, useRef } from 'react';
+import { type Action, useAction } from '../resource';
 import { Button } from './controls';
 import { Alert } from './feedback';
 
@@ -85,5 +86,56 @@ export function Dialog({
         </form>
       ) : null}
     </dialog>
+  );
+}
+
+/**
+ * Asks before something that cannot be undone (delete, remove): open while `subject` is set. Confirming runs
+ * `onConfirm(subject)`; once that succeeded, `onDone(subject)` (say so, reload) and then `onClose`. A failure stays
+ * in the dialog, in words, so the person can try again or cancel.
+ */
+export function ConfirmDialog<T>({
+  subject,
+  title,
+  description,
+  confirmLabel = 'Delete',
+  action,
+  onConfirm,
+  onDone,
+  onClose,
+}: {
+  subject: T | null | undefined;
+  title: string | ((subject: T) => string);
+  description?: ReactNode | ((subject: T) => ReactNode);
+  confirmLabel?: string;
+  /** The screen's own action, when the screen also shows its pending state or error; else the dialog keeps one. */
+  action?: Action;
+  onConfirm: (subject: T) => Promise<unknown>;
+  onDone: (subject: T) => void;
+  onClose: () => void;
+}) {
+  const own = useAction();
+  const running = action ?? own;
+  const open = subject !== null && subject !== undefined;
+  return (
+    <Dialog
+      open={open}
+      title={open ? (typeof title === 'function' ? title(subject) : title) : ''}
+      description={
+        open && typeof description === 'function' ? description(subject) : (description as ReactNode)
+      }
+      onClose={onClose}
+      submitLabel={confirmLabel}
+      submitVariant="danger"
+      busy={running.pending}
+      error={running.error}
+      onSubmit={async () => {
+        if (!open) return;
+        if (await running.run(() => onConfirm(subject))) {
+          onDone(subject);
+          onClose();
+        }
+      }}
+    />
   );
 }
