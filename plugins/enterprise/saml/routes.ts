@@ -1,0 +1,187 @@
+import { defineRoute, TooManyRequests } from '@gatehouse/core';
+import { userAuth } from '@gatehouse/plugin-community/users/schemas';
+import { Type as T } from '@sinclair/typebox';
+import { AssertionRefused } from './service';
+
+const tags = ['users'];
+const notEnabled = { 501: T.Object({ message: T.String() }) };
+const pem = (description: string) => T.String({ maxLength: 65_536, description });
+const attributeName = T.String({ maxLength: 255 });
+
+const settingsView = T.Object({
+  source: T.Union([T.Literal('config'), T.Literal('console')], {
+    description: 'config: set by the saml.* keys, read-only here',
+  }),
+  enabled: T.Boolean(),
+  active: T.Boolean({ description: 'SAML answers sign-ins now (GET /info reports it)' }),
+  problem: T.String({ description: 'why an enabled SAML does not answer; empty when it does' }),
+  idp_metadata_url: T.String(),
+  idp_metadata_xml: T.String(),
+  idp_entity_id: T.String(),
+  idp_sso_url: T.String(),
+  idp_certificate: T.String(),
+  sign_requests: T.Boolean(),
+  sp_certificate: T.String(),
+  sp_private_key_set: T.Boolean({ description: 'a signing key is stored (it is never sent back)' }),
+  local_login: T.Boolean(),
+  attributes: T.Object({
+    email: T.String(),
+    name: T.String(),
+    username: T.String(),
+    namespace: T.String(),
+    role: T.String(),
+  }),
+  sp: T.Object({ entity_id: T.String(), acs_url: T.String(), metadata_url: T.String() }),
+  idp: T.Union([
+    T.Object({ entity_id: T.String(), sso_url: T.String(), certificates: T.Integer() }),
+    T.Null(),
+  ]),
+});
+
+const settingsInput = T.Object({
+  enabled: T.Boolean(),
+  idp_metadata_url: T.Optional(
+    T.Union([T.String({ format: 'uri', maxLength: 2048, pattern: '^https?://' }), T.Literal('')]),
+  ),
+  idp_metadata_xml: T.Optional(T.String({ maxLength: 262_144 })),
+  idp_entity_id: T.Optional(T.String({ maxLength: 1024 })),
+  idp_sso_url: T.Optional(
+    T.Union([T.String({ format: 'uri', maxLength: 2048, pattern: '^https?://' }), T.Literal('')]),
+  ),
+  idp_certificate: T.Optional(pem("the IdP's signing certificate(s), PEM")),
+  sign_requests: T.Optional(T.Boolean()),
+  sp_private_key: T.Optional(
+    pem('PEM key signing the requests; omitted keeps the stored one, empty removes it'),
+  ),
+  sp_certificate: T.Optional(pem('PEM certificate of that key')),
+  local_login: T.Optional(T.Boolean({ description: 'false: SSO-only while SAML is on' })),
+  attributes: T.Optional(
+    T.Object({
+      email: T.Optional(attributeName),
+      name: T.Optional(attributeName),
+      username: T.Optional(attributeName),
+      namespace: T.Optional(attributeName),
+      role: T.Optional(attributeName),
+    }),
+  ),
+});
+
+/** SAML single sign-on (SPEC.md sections 6 and 7): the enterprise plugin's calls; other editions answer 501. */
+export const samlRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/user/saml/auth',
+    auth: ['none'],
+    summary: 'Start a SAML sign-in',
+    description:
+      "Answers the identity provider's sign-in address with a new authentication request (signed when configured). " +
+      '501 when SAML is not enabled or the edition is not enterprise.',
+    tags,
+    schema: { response: { 200: T.Object({ url: T.String({ format: 'uri' }) }), ...notEnabled } },
+    async handler({ services }) {
+      return { url: await services.saml.authUrl() };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/user/saml/acs',
+    auth: ['none'],
+    summary: 'SAML assertion consumer (HTTP-POST binding)',
+    description:
+      "Where the identity provider posts its answer (`application/x-www-form-urlencoded`). A valid answer signs the person in and redirects (303) to the console with a one-time code (`/#sso=<code>`, exchanged at POST /api/user/saml/token); a refused one redirects to `/#sso-error=<reason>`, and once an address had `auth.loginFailuresPerSource` answers refused within `auth.loginWindowSeconds`, its further answers are not read (`/#sso-error=busy`). Checked: the IdP's signature on the assertion, audience, recipient and destination, time window, the request it answers, and that it was not used before.",
+    tags,
+    status: 303,
+    schema: {
+      body: T.Object({
+        SAMLResponse: T.String({ minLength: 1, description: 'the base64 SAML response' }),
+        RelayState: T.Optional(T.String({ maxLength: 1024 })),
+      }),
+      response: { 303: null, ...notEnabled },
+      headers: { Location: 'the console, with `#sso=<code>` or `#sso-error=<reason>`' },
+    },
+    async handler({ body, services, ctx }) {
+      // A refused answer costs its source one failed sign-in of its budget, as a wrong password does; beyond the
+      // budget an answer is not even read (parsing and checking a signed document is what an attacker would
+      // make the server do over and over). A signed-in person gives the attempt back.
+      let attempt: { refund(): Promise<void> };
+      try {
+        attempt = await services.sourceLimit.take('saml', ctx.ip);
+      } catch (err) {
+        if (!(err instanceof TooManyRequests)) throw err;
+        services.log.warn({ ip: ctx.ip }, 'SAML answer not read: too many refused from this address');
+        ctx.redirect('/#sso-error=busy');
+        ctx.status = 303;
+        return;
+      }
+      try {
+        const code = await services.saml.consume(body);
+        await attempt.refund();
+        ctx.redirect(`/#sso=${code}`);
+      } catch (err) {
+        if (!(err instanceof AssertionRefused)) {
+          await attempt.refund();
+          throw err;
+        }
+        services.log.warn({ reason: err.reason, detail: err.message, ip: ctx.ip }, 'SAML answer refused');
+        ctx.redirect(`/#sso-error=${err.reason}`);
+      }
+      ctx.status = 303;
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/user/saml/token',
+    auth: ['none'],
+    summary: 'Exchange the one-time code of a SAML sign-in for the user record with its token',
+    description:
+      'The code the assertion consumer gave the console is valid once, for a minute. The answer is the one a password sign-in gives.',
+    tags,
+    schema: {
+      body: T.Object({ code: T.String({ minLength: 20, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }),
+      response: { 200: userAuth, 401: null, ...notEnabled },
+    },
+    async handler({ body, services }) {
+      return services.saml.exchange(body.code);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/user/saml/metadata',
+    auth: ['none'],
+    summary: 'SAML service provider metadata',
+    description:
+      'This server as a SAML service provider (`application/samlmetadata+xml`), for the identity provider to import: entity ID, assertion consumer address, and the request-signing certificate when signing is on.',
+    tags,
+    schema: { response: { 200: T.String({ description: 'XML' }) } },
+    async handler({ services, ctx }) {
+      ctx.type = 'application/samlmetadata+xml';
+      ctx.body = services.saml.metadata();
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/admin/saml',
+    auth: ['user', 'local'],
+    instanceAdmin: true,
+    summary: 'SAML settings (instance administrators)',
+    tags: ['instance'],
+    schema: { response: { 200: settingsView } },
+    async handler({ services }) {
+      return services.saml.view();
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/api/admin/saml',
+    auth: ['user', 'local'],
+    instanceAdmin: true,
+    summary: 'Change the SAML settings (instance administrators)',
+    description:
+      "Checked before they are saved (the IdP's metadata is read): 400 names the fields at fault. 403 when the saml.* config keys set SAML up. Every instance takes the change at once.",
+    tags: ['instance'],
+    schema: { body: settingsInput, response: { 200: settingsView, 403: null } },
+    async handler({ body, caller, services }) {
+      return services.saml.save(body, caller.kind === 'user' ? caller.userId : undefined);
+    },
+  }),
+];

@@ -1,0 +1,486 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  type Cache,
+  type Config,
+  Forbidden,
+  Invalid,
+  type Logger,
+  NotImplemented,
+  type SecretBox,
+  Unauthorized,
+} from '@gatehouse/core';
+import type { UserRow, UserService } from '@gatehouse/plugin-community/users/service';
+import {
+  type CacheProvider,
+  generateServiceProviderMetadata,
+  type Profile,
+  Strategy as SamlStrategy,
+  ValidateInResponseTo,
+  type VerifiedCallback,
+} from '@node-saml/passport-saml';
+import { DOMParser } from '@xmldom/xmldom';
+import type { Knex } from 'knex';
+import { type IdentityProvider, parseIdpMetadata, splitCertificates } from './idp-metadata';
+import { SamlAccounts } from './mapping';
+import { PassportOnKoa } from './passport';
+import {
+  checkSettings,
+  configured,
+  fromConfig,
+  readStored,
+  type SamlSettings,
+  writeStored,
+} from './settings';
+
+/** Seconds an authentication request may wait for its answer (the person signs in at the IdP meanwhile). */
+const REQUEST_SECONDS = 10 * 60;
+/** Seconds the console has to exchange its one-time code for a token. */
+const CODE_SECONDS = 60;
+/** Clock difference tolerated between the IdP and this server when checking an assertion's time window. */
+const CLOCK_SKEW_MS = 60_000;
+/** Largest metadata document read from an address. */
+const METADATA_BYTES = 1 << 20;
+/** Channel on which instances tell each other that the console changed the settings (DESIGN.md section 9). */
+const SETTINGS_CHANNEL = 'saml.settings';
+
+/** Why an assertion was refused, for the log and the console's message (never the assertion or a token). */
+export class AssertionRefused extends Error {
+  constructor(
+    readonly reason: string,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** The identity provider in use and the strategy built for it. */
+interface Active {
+  settings: SamlSettings;
+  idp: IdentityProvider;
+  passport: PassportOnKoa;
+}
+
+/**
+ * SAML single sign-on (SPEC.md sections 6 and 7, issue 14) with @node-saml/passport-saml: the IdP from settings
+ * (config keys or the console), the sign-in address, the assertion consumer with its checks (signature, audience,
+ * destination, time window, InResponseTo, replays), just-in-time accounts, and the one-time code the console
+ * exchanges for the same token a password sign-in gives.
+ */
+export class SamlService {
+  private readonly config: Config;
+  private readonly db: Knex;
+  private readonly cache: Cache;
+  private readonly secrets: SecretBox;
+  private readonly users: UserService;
+  private readonly log: Logger;
+  private readonly features: { authentication: { local: boolean; saml: boolean } };
+  private readonly accounts: SamlAccounts;
+  private settings: SamlSettings | undefined;
+  private active: Active | undefined;
+  /** Why SAML is enabled but not answering (the metadata could not be read, ...), for the console. */
+  private problem: string | undefined;
+  private metadataReadAt = 0;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(deps: {
+    config: Config;
+    db: Knex;
+    cache: Cache;
+    secrets: SecretBox;
+    users: UserService;
+    log: Logger;
+    features: { authentication: { local: boolean; saml: boolean } };
+  }) {
+    this.config = deps.config;
+    this.db = deps.db;
+    this.cache = deps.cache;
+    this.secrets = deps.secrets;
+    this.users = deps.users;
+    this.log = deps.log.child({ part: 'saml' });
+    this.features = deps.features;
+    this.accounts = new SamlAccounts(deps.db, deps.users);
+  }
+
+  /** This server as a service provider: its entity ID, assertion consumer and metadata addresses. */
+  sp(settings = this.settings) {
+    const base = this.config.publicUrl.replace(/\/$/, '');
+    const metadataUrl = `${base}/api/user/saml/metadata`;
+    return {
+      entityId: settings?.spEntityId || metadataUrl,
+      acsUrl: `${base}/api/user/saml/acs`,
+      metadataUrl,
+    };
+  }
+
+  /** Reads the settings and makes them current on this instance; a failure leaves SAML off with the reason kept. */
+  async load(): Promise<void> {
+    const settings = configured(this.config)
+      ? fromConfig(this.config)
+      : await readStored(this.db, this.secrets);
+    this.settings = settings;
+    this.problem = undefined;
+    let active: Active | undefined;
+    if (settings.enabled) {
+      try {
+        checkSettings(settings);
+        const idp = await this.identityProvider(settings);
+        active = { settings, idp, passport: this.strategyFor(settings, idp) };
+        if (idp.wantsSignedRequests && !settings.signRequests) {
+          this.log.warn('the identity provider wants signed authentication requests: turn signing on');
+        }
+      } catch (err) {
+        this.problem = err instanceof Invalid ? `invalid settings: ${err.fields?.join(', ')}` : String(err);
+        this.log.error({ err: this.problem }, 'SAML is enabled but cannot be used');
+      }
+    }
+    this.active = active;
+    // GET /info reports what answers (SPEC.md section 3): SAML while it is usable, and local sign-in unless an
+    // SSO-only instance turned it off (never while SAML is unusable: nobody could sign in at all).
+    this.features.authentication.saml = Boolean(active);
+    this.features.authentication.local = !active || active.settings.localLogin;
+  }
+
+  /** Listens for settings changed on another instance (each one reads them from the store). */
+  async listen(): Promise<void> {
+    this.unlisten = await this.cache.subscribe(SETTINGS_CHANNEL, () => {
+      this.load().catch((err: unknown) => this.log.error({ err }, 'SAML settings could not be re-read'));
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.unlisten?.();
+    this.unlisten = undefined;
+  }
+
+  /** The periodic job: metadata read from an address goes stale (IdPs roll their keys); a failed read is retried. */
+  async refresh(): Promise<void> {
+    const url = this.settings?.enabled ? this.settings.idpMetadataUrl : undefined;
+    if (!url) return;
+    const stale = Date.now() - this.metadataReadAt > 3600_000;
+    if (stale || !this.active) await this.load();
+  }
+
+  private async identityProvider(s: SamlSettings): Promise<IdentityProvider> {
+    if (s.idpMetadataXml) return parseIdpMetadata(s.idpMetadataXml, 'idp_metadata_xml');
+    if (s.idpMetadataUrl) {
+      const idp = parseIdpMetadata(await fetchMetadata(s.idpMetadataUrl), 'idp_metadata_url');
+      this.metadataReadAt = Date.now();
+      return idp;
+    }
+    return {
+      entityId: s.idpEntityId ?? '',
+      ssoUrl: s.idpSsoUrl ?? '',
+      certificates: splitCertificates(s.idpCertificate ?? ''),
+      wantsSignedRequests: false,
+    };
+  }
+
+  private strategyFor(settings: SamlSettings, idp: IdentityProvider): PassportOnKoa {
+    const sp = this.sp(settings);
+    const strategy = new SamlStrategy(
+      {
+        name: 'saml',
+        callbackUrl: sp.acsUrl,
+        entryPoint: idp.ssoUrl,
+        issuer: sp.entityId,
+        audience: sp.entityId,
+        idpCert: idp.certificates,
+        // The assertion (who the person is) must carry a valid signature; a signed response is checked too.
+        wantAssertionsSigned: true,
+        wantAuthnResponseSigned: false,
+        validateInResponseTo: ValidateInResponseTo.always,
+        requestIdExpirationPeriodMs: REQUEST_SECONDS * 1000,
+        cacheProvider: new RequestIds(this.cache),
+        acceptedClockSkewMs: CLOCK_SKEW_MS,
+        // The IdP chooses how the person proves who they are (password, MFA, ...).
+        disableRequestedAuthnContext: true,
+        ...(settings.signRequests && settings.spPrivateKey
+          ? { privateKey: settings.spPrivateKey, signatureAlgorithm: 'sha256' as const }
+          : {}),
+      },
+      (profile: Profile | null, done: VerifiedCallback) => {
+        this.verified(profile, settings, idp).then(
+          (user) => done(null, user as unknown as Record<string, unknown>),
+          (err: unknown) => done(err as Error),
+        );
+      },
+      (_profile: Profile | null, done: VerifiedCallback) => done(null, undefined),
+    );
+    return new PassportOnKoa('saml', strategy);
+  }
+
+  private require(): Active {
+    if (!this.active) {
+      throw new NotImplemented('SAML is not enabled on this instance');
+    }
+    return this.active;
+  }
+
+  /** `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). */
+  async authUrl(): Promise<string> {
+    const outcome = await this.require().passport.run({ query: {} });
+    if (outcome.kind !== 'redirect') throw new Error('the SAML strategy gave no sign-in address');
+    return outcome.url;
+  }
+
+  /**
+   * The assertion consumer: checks the IdP's answer and signs its person in. Resolves to a one-time code for the
+   * console; throws AssertionRefused with the reason when the answer is not accepted.
+   */
+  async consume(form: { SAMLResponse: string; RelayState?: string }): Promise<string> {
+    const active = this.require();
+    let outcome: Awaited<ReturnType<PassportOnKoa['run']>>;
+    try {
+      outcome = await active.passport.run({ body: form });
+    } catch (err) {
+      if (err instanceof AssertionRefused) throw err;
+      if (err instanceof Error && 'status' in err && (err as { status?: number }).status === 403) {
+        throw new AssertionRefused('account', err.message);
+      }
+      throw new AssertionRefused(reasonOf(err), err instanceof Error ? err.message : String(err));
+    }
+    if (outcome.kind !== 'success') throw new AssertionRefused('refused', 'the strategy refused the answer');
+    const user = outcome.user as UserRow;
+    await this.users.touchLogin(user.id);
+    const code = randomBytes(32).toString('base64url');
+    await this.cache.set(`saml:code:${digest(code)}`, user.id, CODE_SECONDS);
+    return code;
+  }
+
+  /** `POST /api/user/saml/token`: the one-time code becomes the user record with its token (once, within a minute). */
+  async exchange(code: string) {
+    const userId = await this.cache.take(`saml:code:${digest(code)}`);
+    if (!userId) throw new Unauthorized('this sign-in code is not valid or was already used');
+    return this.users.authResult(await this.users.get(userId));
+  }
+
+  /**
+   * What node-saml leaves to its caller, on the verified assertion: the issuer is the IdP, the assertion was meant
+   * for this consumer (Recipient, and the response's Destination when given), and it is used once. node-saml reads
+   * a request id before it deletes it, so two copies of one answer posted at once could both pass its check; the
+   * claims below are atomic in the shared store, so exactly one copy signs in, on any instance.
+   */
+  private async verified(profile: Profile | null, settings: SamlSettings, idp: IdentityProvider) {
+    if (!profile) throw new AssertionRefused('refused', 'the answer carries no assertion');
+    const sp = this.sp(settings);
+    if (profile.issuer !== idp.entityId) {
+      throw new AssertionRefused('issuer', `issued by ${String(profile.issuer)}, not the identity provider`);
+    }
+    const assertion = profile.getAssertion?.() as AssertionXml | undefined;
+    const body = assertion?.Assertion;
+    const recipients = (body?.Subject?.[0]?.SubjectConfirmation ?? [])
+      .flatMap((c) => c.SubjectConfirmationData ?? [])
+      .map((d) => d.$?.Recipient);
+    if (!recipients.length || recipients.some((r) => r !== sp.acsUrl)) {
+      throw new AssertionRefused(
+        'destination',
+        `the assertion is meant for ${recipients.join(', ') || 'no recipient'}`,
+      );
+    }
+    const destination = responseDestination(profile.getSamlResponseXml?.() ?? '');
+    if (destination !== undefined && destination !== sp.acsUrl) {
+      throw new AssertionRefused('destination', 'the response is addressed to another destination');
+    }
+    const id = body?.$?.ID;
+    const inResponseTo = typeof profile.inResponseTo === 'string' ? profile.inResponseTo : '';
+    if (!id || !inResponseTo) throw new AssertionRefused('replay', 'the assertion has no ID');
+    const notOnOrAfter = Date.parse(body?.Conditions?.[0]?.$?.NotOnOrAfter ?? '');
+    const keep = Number.isFinite(notOnOrAfter)
+      ? Math.max(60, Math.ceil((notOnOrAfter + CLOCK_SKEW_MS - Date.now()) / 1000))
+      : REQUEST_SECONDS;
+    const firstAnswer = await this.cache.setIfAbsent(
+      `saml:answered:${digest(inResponseTo)}`,
+      '1',
+      REQUEST_SECONDS,
+    );
+    const firstUse = await this.cache.setIfAbsent(`saml:assertion:${digest(id)}`, '1', keep);
+    if (!firstAnswer || !firstUse) throw new AssertionRefused('replay', 'the assertion was already used');
+    return this.accounts.accountFor(
+      {
+        nameID: profile.nameID,
+        nameIDFormat: profile.nameIDFormat,
+        attributes: (profile.attributes as Record<string, unknown> | undefined) ?? {},
+      },
+      settings.attributes,
+    );
+  }
+
+  /** SP metadata for the IdP to import: entity ID, assertion consumer, and the signing certificate when signing. */
+  metadata(): string {
+    const settings = this.settings ?? fromConfig(this.config);
+    const sp = this.sp(settings);
+    return generateServiceProviderMetadata({
+      issuer: sp.entityId,
+      callbackUrl: sp.acsUrl,
+      wantAssertionsSigned: true,
+      identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+      ...(settings.signRequests && settings.spCertificate
+        ? { publicCerts: settings.spCertificate, privateKey: settings.spPrivateKey }
+        : {}),
+    });
+  }
+
+  /** The settings as the console's instance area shows them (the SP key never leaves the server). */
+  view() {
+    const s = this.settings ?? fromConfig(this.config);
+    const sp = this.sp(s);
+    return {
+      source: s.source,
+      enabled: s.enabled,
+      active: Boolean(this.active),
+      problem: this.problem ?? '',
+      idp_metadata_url: s.idpMetadataUrl ?? '',
+      idp_metadata_xml: s.idpMetadataXml ?? '',
+      idp_entity_id: s.idpEntityId ?? '',
+      idp_sso_url: s.idpSsoUrl ?? '',
+      idp_certificate: s.idpCertificate ?? '',
+      sign_requests: s.signRequests,
+      sp_certificate: s.spCertificate ?? '',
+      sp_private_key_set: Boolean(s.spPrivateKey),
+      local_login: s.localLogin,
+      attributes: {
+        email: s.attributes.email ?? '',
+        name: s.attributes.name ?? '',
+        username: s.attributes.username ?? '',
+        namespace: s.attributes.namespace ?? '',
+        role: s.attributes.role ?? '',
+      },
+      sp: { entity_id: sp.entityId, acs_url: sp.acsUrl, metadata_url: sp.metadataUrl },
+      idp: this.active
+        ? {
+            entity_id: this.active.idp.entityId,
+            sso_url: this.active.idp.ssoUrl,
+            certificates: this.active.idp.certificates.length,
+          }
+        : null,
+    };
+  }
+
+  /**
+   * Saves the console's settings (instance administrators) after checking them, including reading the IdP's
+   * metadata, so a set-up that cannot work is refused with the field at fault instead of saved.
+   */
+  async save(input: SettingsInput, updatedBy: string | undefined) {
+    if (configured(this.config)) {
+      throw new Forbidden("SAML is set by the server's configuration (the saml.* keys): change it there");
+    }
+    const current = await readStored(this.db, this.secrets);
+    const next: SamlSettings = {
+      source: 'console',
+      enabled: input.enabled,
+      idpMetadataUrl: input.idp_metadata_url || undefined,
+      idpMetadataXml: input.idp_metadata_xml || undefined,
+      idpEntityId: input.idp_entity_id || undefined,
+      idpSsoUrl: input.idp_sso_url || undefined,
+      idpCertificate: input.idp_certificate || undefined,
+      spEntityId: current.spEntityId,
+      signRequests: input.sign_requests ?? false,
+      // Omitted keeps the stored key; an empty string removes it.
+      spPrivateKey:
+        input.sp_private_key === undefined ? current.spPrivateKey : input.sp_private_key || undefined,
+      spCertificate: input.sp_certificate || undefined,
+      localLogin: input.local_login ?? true,
+      attributes: Object.fromEntries(
+        Object.entries(input.attributes ?? {}).filter(([, v]) => typeof v === 'string' && v.trim()),
+      ),
+    };
+    checkSettings(next);
+    if (next.enabled) {
+      try {
+        await this.identityProvider(next);
+      } catch (err) {
+        if (err instanceof Invalid) throw err;
+        throw new Invalid([next.idpMetadataXml ? 'idp_metadata_xml' : 'idp_metadata_url']);
+      }
+    }
+    await writeStored(this.db, this.secrets, next, updatedBy);
+    await this.load();
+    await this.cache.publish(SETTINGS_CHANNEL, 'changed');
+    return this.view();
+  }
+}
+
+/** What the console sends to change the settings (API field names). */
+export interface SettingsInput {
+  enabled: boolean;
+  idp_metadata_url?: string;
+  idp_metadata_xml?: string;
+  idp_entity_id?: string;
+  idp_sso_url?: string;
+  idp_certificate?: string;
+  sign_requests?: boolean;
+  sp_private_key?: string;
+  sp_certificate?: string;
+  local_login?: boolean;
+  attributes?: Partial<Record<'email' | 'name' | 'username' | 'namespace' | 'role', string>>;
+}
+
+/**
+ * node-saml's store of request ids it is waiting answers for, kept in the shared cache (Redis with several
+ * instances) so an answer may land on any instance. Ids come back from the IdP's answer: odd ones are not looked up.
+ */
+class RequestIds implements CacheProvider {
+  constructor(private readonly cache: Cache) {}
+  async saveAsync(key: string, value: string) {
+    await this.cache.set(`saml:request:${digest(key)}`, value, REQUEST_SECONDS);
+    return { value, createdAt: Date.now() };
+  }
+  async getAsync(key: string) {
+    if (!key || key.length > 256) return null;
+    return this.cache.get(`saml:request:${digest(key)}`);
+  }
+  async removeAsync(key: string | null) {
+    if (key && key.length <= 256) await this.cache.del(`saml:request:${digest(key)}`);
+    return key;
+  }
+}
+
+interface AssertionXml {
+  Assertion?: {
+    $?: { ID?: string };
+    Subject?: { SubjectConfirmation?: { SubjectConfirmationData?: { $?: { Recipient?: string } }[] }[] }[];
+    Conditions?: { $?: { NotOnOrAfter?: string } }[];
+  };
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
+
+/** The Destination of the response's root element (undefined when absent). */
+function responseDestination(xml: string): string | undefined {
+  if (!xml) return undefined;
+  const doc = new DOMParser({ errorHandler: () => {} }).parseFromString(xml, 'text/xml');
+  const root = doc?.documentElement;
+  if (!root?.hasAttribute('Destination')) return undefined;
+  return root.getAttribute('Destination') ?? '';
+}
+
+/** A short reason for node-saml's refusals (its messages name what failed). */
+function reasonOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/signature/i.test(message)) return 'signature';
+  if (/audience/i.test(message)) return 'audience';
+  // node-saml picks the subject confirmation whose time window holds now: none found means none is current.
+  if (/expired|not yet valid|NotOnOrAfter|NotBefore|no valid subject confirmation/i.test(message))
+    return 'expired';
+  if (/InResponseTo/i.test(message)) return 'request';
+  if (/SAML provider returned/i.test(message)) return 'idp';
+  return 'invalid';
+}
+
+/** Reads an IdP's metadata from its address: http(s) only, 10 seconds, 1 MiB at most. */
+async function fetchMetadata(url: string): Promise<string> {
+  if (!/^https?:\/\//i.test(url)) throw new Invalid(['idp_metadata_url']);
+  const res = await fetch(url, {
+    signal: AbortSignal.timeout(10_000),
+    headers: { Accept: 'application/samlmetadata+xml, application/xml, text/xml' },
+    redirect: 'follow',
+  });
+  if (!res.ok) throw new Error(`the metadata address answered ${res.status}`);
+  const length = Number(res.headers.get('content-length') ?? 0);
+  if (length > METADATA_BYTES) throw new Error('the metadata document is larger than 1 MiB');
+  const text = await res.text();
+  if (text.length > METADATA_BYTES) throw new Error('the metadata document is larger than 1 MiB');
+  return text;
+}

@@ -1,0 +1,13 @@
+// The enterprise plugin's HTTP calls (SPEC.md section 7); test/e2e/web/api-contract.test.ts checks them against the
+// server's OpenAPI document.
+export const calls = {
+  samlUrl: { method: 'GET', path: '/api/user/saml/auth' },
+  samlToken: { method: 'POST', path: '/api/user/saml/token' },
+  samlSettings: { method: 'GET', path: '/api/admin/saml' },
+  saveSamlSettings: { method: 'PUT', path: '/api/admin/saml' },
+  listConnectors: { method: 'GET', path: '/api/connector' },
+  createConnector: { method: 'POST', path: '/api/connector' },
+  updateConnector: { method: 'PATCH', path: '/api/connector/{uid}' },
+  deleteConnector: { method: 'DELETE', path: '/api/connector/{uid}' },
+  getConnectorInfo: { method: 'GET', path: '/api/connector/{uid}/info' },
+} as const;

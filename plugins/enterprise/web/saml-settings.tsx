@@ -1,0 +1,347 @@
+import {
+  Alert,
+  ApiError,
+  Button,
+  Card,
+  CopyField,
+  ErrorState,
+  Loading,
+  listFields,
+  PageHeader,
+  SelectField,
+  Switch,
+  TextArea,
+  TextField,
+  useAction,
+  useApi,
+  useResource,
+  useToast,
+} from '@gatehouse/console';
+import { type FormEvent, useEffect, useState } from 'react';
+import { calls } from './api';
+
+/** GET /api/admin/saml. */
+export interface SamlSettings {
+  source: 'config' | 'console';
+  enabled: boolean;
+  active: boolean;
+  problem: string;
+  idp_metadata_url: string;
+  idp_metadata_xml: string;
+  idp_entity_id: string;
+  idp_sso_url: string;
+  idp_certificate: string;
+  sign_requests: boolean;
+  sp_certificate: string;
+  sp_private_key_set: boolean;
+  local_login: boolean;
+  attributes: Record<'email' | 'name' | 'username' | 'namespace' | 'role', string>;
+  sp: { entity_id: string; acs_url: string; metadata_url: string };
+  idp: { entity_id: string; sso_url: string; certificates: number } | null;
+}
+
+type IdpSource = 'metadata_url' | 'metadata_xml' | 'manual';
+
+/**
+ * What is wrong with a field the server refused (its 400 names the field only): the server checks these fields by
+ * reading the IdP's metadata, the certificates and the key, so the likely causes are known.
+ */
+const fieldProblems: Record<string, string> = {
+  idp_metadata_url:
+    "Gatehouse could not read an identity provider's SAML metadata at this address (check that this server " +
+    'can reach it and that it answers with the metadata document).',
+  idp_metadata_xml:
+    "This is not an identity provider's SAML metadata: it needs an IDPSSODescriptor with an HTTP-Redirect " +
+    'sign-in address and a signing certificate, and no DOCTYPE.',
+  idp_entity_id: "Enter the identity provider's entity ID.",
+  idp_sso_url: "Enter the identity provider's sign-in address (http:// or https://).",
+  idp_certificate: 'Paste the signing certificate in PEM form (-----BEGIN CERTIFICATE----- ...).',
+  sp_private_key: 'Paste the PEM private key that belongs to the signing certificate.',
+  sp_certificate: 'Paste the PEM certificate of the signing key.',
+};
+
+interface Form {
+  enabled: boolean;
+  source: IdpSource;
+  idp_metadata_url: string;
+  idp_metadata_xml: string;
+  idp_entity_id: string;
+  idp_sso_url: string;
+  idp_certificate: string;
+  sign_requests: boolean;
+  sp_private_key: string;
+  sp_certificate: string;
+  local_login: boolean;
+  attributes: SamlSettings['attributes'];
+}
+
+function formOf(s: SamlSettings): Form {
+  return {
+    enabled: s.enabled,
+    source: s.idp_metadata_url
+      ? 'metadata_url'
+      : s.idp_metadata_xml
+        ? 'metadata_xml'
+        : s.idp_sso_url
+          ? 'manual'
+          : 'metadata_url',
+    idp_metadata_url: s.idp_metadata_url,
+    idp_metadata_xml: s.idp_metadata_xml,
+    idp_entity_id: s.idp_entity_id,
+    idp_sso_url: s.idp_sso_url,
+    idp_certificate: s.idp_certificate,
+    sign_requests: s.sign_requests,
+    sp_private_key: '',
+    sp_certificate: s.sp_certificate,
+    local_login: s.local_login,
+    attributes: { ...s.attributes },
+  };
+}
+
+const attributeLabels: [keyof SamlSettings['attributes'], string, string][] = [
+  [
+    'email',
+    'E-mail attribute',
+    'Default: the NameID when it is an e-mail address, else email, mail or the usual claims.',
+  ],
+  ['name', 'Name attribute', 'Default: displayName, name, cn or the usual claims.'],
+  ['username', 'Username attribute', 'Default: made from the e-mail address.'],
+  ['namespace', 'Namespace attribute', 'Names of namespaces the person is made a member of at each sign-in.'],
+  ['role', 'Role attribute', 'administrator, operator or observer in those namespaces (default observer).'],
+];
+
+/** Instance, Single sign-on: SAML with the IdP's metadata or by hand, signed requests, SSO-only, attribute mapping. */
+export function SamlSettingsPage() {
+  const api = useApi();
+  const toast = useToast();
+  const settings = useResource(() => api.call<SamlSettings>(calls.samlSettings), [api]);
+  const [form, setForm] = useState<Form | null>(null);
+  const [bad, setBad] = useState<string[]>([]);
+  const action = useAction();
+  const s = settings.data;
+  useEffect(() => {
+    if (s) setForm(formOf(s));
+  }, [s]);
+
+  if (settings.error) return <ErrorState message={settings.error} onRetry={settings.reload} />;
+  if (!s || !form) return <Loading />;
+  const locked = s.source === 'config';
+  const fieldError = (field: string) =>
+    bad.includes(field) ? (fieldProblems[field] ?? `Check the ${listFields([field])}.`) : null;
+  const set = (patch: Partial<Form>) => setForm({ ...form, ...patch });
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBad([]);
+    const body = {
+      enabled: form.enabled,
+      idp_metadata_url: form.source === 'metadata_url' ? form.idp_metadata_url.trim() : '',
+      idp_metadata_xml: form.source === 'metadata_xml' ? form.idp_metadata_xml : '',
+      idp_entity_id: form.source === 'manual' ? form.idp_entity_id.trim() : '',
+      idp_sso_url: form.source === 'manual' ? form.idp_sso_url.trim() : '',
+      idp_certificate: form.source === 'manual' ? form.idp_certificate : '',
+      sign_requests: form.sign_requests,
+      // An empty key field keeps the stored key (the server never sends it back).
+      ...(form.sp_private_key ? { sp_private_key: form.sp_private_key } : {}),
+      sp_certificate: form.sp_certificate,
+      local_login: form.local_login,
+      attributes: form.attributes,
+    };
+    const ok = await action.run(async () => {
+      try {
+        await api.call<SamlSettings>(calls.saveSamlSettings, {
+          body,
+          context: 'Could not save single sign-on',
+        });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 400) setBad(error.fields);
+        throw error;
+      }
+    });
+    if (ok) {
+      toast('Single sign-on saved');
+      settings.reload();
+    }
+  };
+
+  return (
+    <>
+      <PageHeader
+        title="Single sign-on"
+        description="SAML 2.0 with your identity provider: people sign in there and arrive here signed in."
+      />
+      {locked ? (
+        <Alert kind="info" title="Set by the server's configuration">
+          These settings come from the server's saml.* configuration keys (GATEHOUSE_SAML_*). Change them
+          there and restart.
+        </Alert>
+      ) : null}
+      <Card title="Status">
+        <div className="card-body">
+          <dl className="props" data-saml-status>
+            <dt>Single sign-on</dt>
+            <dd>
+              {s.active ? 'On: the sign-in screen offers it' : s.enabled ? 'Enabled, but not working' : 'Off'}
+            </dd>
+            {s.problem ? (
+              <>
+                <dt>Problem</dt>
+                <dd>{s.problem}</dd>
+              </>
+            ) : null}
+            {s.idp ? (
+              <>
+                <dt>Identity provider</dt>
+                <dd>
+                  {s.idp.entity_id} ({s.idp.certificates} signing certificate
+                  {s.idp.certificates === 1 ? '' : 's'})
+                </dd>
+              </>
+            ) : null}
+            <dt>Password sign-in</dt>
+            <dd>{s.active && !s.local_login ? 'Off (SSO only)' : 'On'}</dd>
+          </dl>
+        </div>
+      </Card>
+      <Card title="This server, for your identity provider">
+        <div className="card-body form" style={{ maxWidth: 640 }}>
+          <p className="muted">
+            Give these to the identity provider, or let it import the metadata from its address.
+          </p>
+          {/* The copy field's label is for screen readers only: each value needs its name on screen too. */}
+          {(
+            [
+              ['Entity ID (audience)', s.sp.entity_id],
+              ['Assertion consumer (ACS) address', s.sp.acs_url],
+              ['Metadata address of this server', s.sp.metadata_url],
+            ] as const
+          ).map(([label, value]) => (
+            <div className="field" key={label}>
+              <span className="label">{label}</span>
+              <CopyField label={label} value={value} />
+            </div>
+          ))}
+        </div>
+      </Card>
+      <Card title="Identity provider">
+        <form className="card-body form" onSubmit={submit} style={{ maxWidth: 640 }}>
+          {action.error ? <Alert>{action.error}</Alert> : null}
+          <fieldset disabled={locked} style={{ border: 0, padding: 0, margin: 0, display: 'contents' }}>
+            <Switch
+              label="Enable single sign-on"
+              checked={form.enabled}
+              onChange={(enabled) => set({ enabled })}
+            />
+            <SelectField
+              label="How Gatehouse learns about the identity provider"
+              value={form.source}
+              onChange={(e) => set({ source: e.target.value as IdpSource })}
+              options={[
+                { value: 'metadata_url', label: 'Metadata address (read again every hour)' },
+                { value: 'metadata_xml', label: 'Metadata document (pasted)' },
+                { value: 'manual', label: 'By hand: entity ID, sign-in address, certificate' },
+              ]}
+            />
+            {form.source === 'metadata_url' ? (
+              <TextField
+                label="Metadata address"
+                type="url"
+                value={form.idp_metadata_url}
+                onChange={(e) => set({ idp_metadata_url: e.target.value })}
+                placeholder="https://idp.example.com/metadata"
+                error={fieldError('idp_metadata_url')}
+              />
+            ) : null}
+            {form.source === 'metadata_xml' ? (
+              <TextArea
+                label="Metadata document"
+                value={form.idp_metadata_xml}
+                onChange={(e) => set({ idp_metadata_xml: e.target.value })}
+                rows={8}
+                spellCheck={false}
+                error={fieldError('idp_metadata_xml')}
+              />
+            ) : null}
+            {form.source === 'manual' ? (
+              <>
+                <TextField
+                  label="Entity ID"
+                  value={form.idp_entity_id}
+                  onChange={(e) => set({ idp_entity_id: e.target.value })}
+                  error={fieldError('idp_entity_id')}
+                />
+                <TextField
+                  label="Single sign-on address (HTTP-Redirect)"
+                  type="url"
+                  value={form.idp_sso_url}
+                  onChange={(e) => set({ idp_sso_url: e.target.value })}
+                  error={fieldError('idp_sso_url')}
+                />
+                <TextArea
+                  label="Signing certificate (PEM)"
+                  value={form.idp_certificate}
+                  onChange={(e) => set({ idp_certificate: e.target.value })}
+                  rows={6}
+                  spellCheck={false}
+                  hint="Several certificates one after the other while the identity provider rolls its key."
+                  error={fieldError('idp_certificate')}
+                />
+              </>
+            ) : null}
+            <Switch
+              label="Sign authentication requests"
+              checked={form.sign_requests}
+              onChange={(sign_requests) => set({ sign_requests })}
+            />
+            {form.sign_requests ? (
+              <>
+                <TextArea
+                  label="Signing key (PEM)"
+                  value={form.sp_private_key}
+                  onChange={(e) => set({ sp_private_key: e.target.value })}
+                  rows={4}
+                  spellCheck={false}
+                  autoComplete="off"
+                  placeholder={s.sp_private_key_set ? 'A key is stored; leave empty to keep it.' : ''}
+                  error={fieldError('sp_private_key')}
+                />
+                <TextArea
+                  label="Signing certificate of that key (PEM)"
+                  value={form.sp_certificate}
+                  onChange={(e) => set({ sp_certificate: e.target.value })}
+                  rows={4}
+                  spellCheck={false}
+                  hint="Published in this server's metadata for the identity provider."
+                  error={fieldError('sp_certificate')}
+                />
+              </>
+            ) : null}
+            <Switch
+              label="Allow password sign-in (turn off for SSO-only)"
+              checked={form.local_login}
+              onChange={(local_login) => set({ local_login })}
+            />
+            <h3 style={{ margin: '8px 0 0', fontSize: 14 }}>Attribute mapping</h3>
+            {attributeLabels.map(([key, label, hint]) => (
+              <TextField
+                key={key}
+                label={label}
+                value={form.attributes[key]}
+                onChange={(e) => set({ attributes: { ...form.attributes, [key]: e.target.value } })}
+                hint={hint}
+                maxLength={255}
+              />
+            ))}
+          </fieldset>
+          {locked ? null : (
+            <div>
+              <Button type="submit" variant="primary" busy={action.pending}>
+                Save single sign-on
+              </Button>
+            </div>
+          )}
+        </form>
+      </Card>
+    </>
+  );
+}
