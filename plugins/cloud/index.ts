@@ -1,9 +1,21 @@
 import { definePlugin } from '@gatehouse/core';
+import { registerAccounts } from './accounts/index';
+import { announcementCommands } from './announcements/cli';
+import { registerAnnouncements } from './announcements/index';
+import { registerBilling } from './billing/index';
+import { registerInvitations } from './invitations/index';
 
 /** cloud edition plugin. */
 export default definePlugin({
   name: 'cloud',
   dependsOn: ['community'],
-  migrations: false,
-  register() {},
+  migrations: new URL('../../migrations/cloud/', import.meta.url),
+  cli: announcementCommands,
+  console: { dir: new URL('./web/dist/', import.meta.url), entry: 'index.js' },
+  register(ctx) {
+    registerBilling(ctx);
+    registerAccounts(ctx);
+    registerInvitations(ctx);
+    registerAnnouncements(ctx);
+  },
 });

@@ -1,0 +1,245 @@
+import { BadRequest, defineRoute } from '@gatehouse/core';
+import { Type as T } from '@sinclair/typebox';
+import { invoiceStatuses, subscriptionStatuses } from './service';
+
+const failures = {
+  402: T.Object({ message: T.String(), code: T.Optional(T.String()) }),
+  424: T.Object({ message: T.String(), code: T.Optional(T.String()) }),
+};
+
+const paymentMethod = T.Object({
+  id: T.String(),
+  number: T.String({ description: 'Only the last four digits, e.g. `**** **** **** 4242`.' }),
+  brand: T.String({ description: 'visa, mastercard, amex, ...' }),
+  exp_month: T.Integer(),
+  exp_year: T.Integer(),
+  cvc: T.String({ description: "The provider's CVC check: pass, fail, unavailable or unchecked." }),
+  default: T.Boolean({ description: 'The card the subscription is charged to.' }),
+});
+
+const customer = T.Object({
+  id: T.String(),
+  name: T.String(),
+  email: T.String(),
+  payment_methods: T.Array(paymentMethod),
+});
+
+const invoice = T.Object({
+  id: T.String(),
+  status: T.Union(invoiceStatuses.map((s) => T.Literal(s))),
+  currency: T.String({ description: 'usd or brl' }),
+  amount: T.Integer({ description: 'In cents.' }),
+});
+
+const subscription = T.Object({
+  id: T.String({ description: 'Empty while the namespace has no subscription.' }),
+  active: T.Boolean({
+    description: 'Whether the namespace is served as subscribed (active, trialing, past_due).',
+  }),
+  status: T.Union(subscriptionStatuses.map((s) => T.Literal(s))),
+  end_at: T.Integer({ description: 'Unix time the current period ends; 0 without a subscription.' }),
+  invoices: T.Array(invoice),
+});
+
+const paymentMethodBody = T.Object(
+  { id: T.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_]+$', description: 'e.g. pm_...' }) },
+  { additionalProperties: false },
+);
+
+/** Billing of the cloud edition (SPEC.md section 7, "Billing (cloud)"), plus the provider's webhook endpoint. */
+export const billingRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/api/billing/customer',
+    auth: ['user'],
+    role: 'owner',
+    summary: "The namespace's billing customer and its cards",
+    tags: ['billing'],
+    schema: { response: { 200: customer, 404: null, ...failures } },
+    async handler({ services, tenantId }) {
+      return services.billing.customer(tenantId());
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/customer',
+    auth: ['user'],
+    role: 'owner',
+    summary:
+      "Create the namespace's billing customer (the owner's name and e-mail); answers the existing one",
+    tags: ['billing'],
+    schema: { response: { 200: customer, ...failures } },
+    async handler({ services, tenantId }) {
+      return services.billing.createCustomer(tenantId());
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/billing/subscription',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: "The namespace's subscription and its invoices",
+    tags: ['billing'],
+    schema: { response: { 200: subscription } },
+    async handler({ services, tenantId }) {
+      return services.billing.subscription(tenantId());
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/subscription',
+    auth: ['user'],
+    role: 'owner',
+    summary: 'Subscribe the namespace (charged to its default card, one unit per accepted device)',
+    description: '402 with code `payment_method_required` until a card is attached.',
+    tags: ['billing'],
+    schema: { response: { 200: subscription, ...failures } },
+    async handler({ services, tenantId }) {
+      return services.billing.subscribe(tenantId());
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/paymentmethod/attach',
+    auth: ['user'],
+    role: 'owner',
+    summary: "Attach a card (a payment method made with Stripe) to the namespace's customer",
+    description: 'The first card attached becomes the default. The customer is created if there is none yet.',
+    tags: ['billing'],
+    schema: { body: paymentMethodBody, response: { 200: customer, 404: null, ...failures } },
+    async handler({ body, services, tenantId }) {
+      return services.billing.attachPaymentMethod(tenantId(), body.id);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/paymentmethod/detach',
+    auth: ['user'],
+    role: 'owner',
+    summary: 'Remove a card',
+    description:
+      'The card paying a running subscription is replaced as default by another card first (400 if none).',
+    tags: ['billing'],
+    schema: { body: paymentMethodBody, response: { 200: customer, 404: null, ...failures } },
+    async handler({ body, services, tenantId }) {
+      return services.billing.detachPaymentMethod(tenantId(), body.id);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/paymentmethod/default',
+    auth: ['user'],
+    role: 'owner',
+    summary: 'Make a card the one invoices are charged to',
+    tags: ['billing'],
+    schema: { body: paymentMethodBody, response: { 200: customer, 404: null, ...failures } },
+    async handler({ body, services, tenantId }) {
+      return services.billing.setDefaultPaymentMethod(tenantId(), body.id);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/device-choice',
+    auth: ['user'],
+    role: 'owner',
+    summary: 'Choose the devices (at most 3) that stay reachable if the subscription ends',
+    tags: ['billing'],
+    schema: {
+      body: T.Object(
+        {
+          choices: T.Array(T.String({ pattern: '^[0-9a-f]{64}$', description: 'device uid' }), {
+            maxItems: 3,
+            description: 'Accepted devices of the namespace; an empty list forgets the choice.',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: T.Object({ choices: T.Array(T.String()) }) },
+    },
+    async handler({ body, services, tenantId }) {
+      return services.billing.chooseDevices(tenantId(), body.choices);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/billing/devices-most-used',
+    auth: ['user'],
+    role: 'administrator',
+    summary: 'The accepted devices with the most sessions (the ones kept if no choice is made)',
+    tags: ['billing'],
+    schema: {
+      response: {
+        200: T.Array(
+          T.Object({
+            uid: T.String(),
+            name: T.String(),
+            sessions: T.Integer(),
+            last_seen: T.String({ format: 'date-time' }),
+          }),
+        ),
+      },
+    },
+    async handler({ services, tenantId }) {
+      return services.billing.mostUsed(tenantId());
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/report',
+    auth: ['user'],
+    role: 'owner',
+    summary: 'Report to the payment provider: the accepted devices, or the end of the namespace',
+    description:
+      '`device_accept` sends the number of accepted devices as the subscription quantity (also done after every ' +
+      'acceptance); `namespace_delete` ends the subscription now (also done when the namespace is deleted).',
+    tags: ['billing'],
+    schema: {
+      query: T.Object(
+        { action: T.Union([T.Literal('device_accept'), T.Literal('namespace_delete')]) },
+        { additionalProperties: false },
+      ),
+      response: { 200: T.Object({}), ...failures },
+    },
+    async handler({ query, services, tenantId }) {
+      if (query.action === 'device_accept') await services.billing.reportUsage(tenantId());
+      else await services.billing.endForDeletion(tenantId());
+      return {};
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/evaluate',
+    auth: ['user', 'apiKey'],
+    role: 'observer',
+    summary: 'Whether the namespace may accept another device and reach all its devices',
+    tags: ['billing'],
+    schema: { response: { 200: T.Object({ can_accept: T.Boolean(), can_connect: T.Boolean() }) } },
+    async handler({ services, tenantId }) {
+      return services.billing.evaluate(tenantId());
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/billing/webhook',
+    auth: ['none'],
+    summary: "The payment provider's events (Stripe webhook endpoint)",
+    description:
+      'The raw body must carry a valid `Stripe-Signature` for the configured webhook secret (400 otherwise). ' +
+      'Subscription and invoice events update the namespace; each event is applied once.',
+    tags: ['billing'],
+    schema: {
+      requestHeaders: {
+        'Stripe-Signature': { description: "Stripe's signature of the body", required: true },
+      },
+      response: { 200: T.Object({ received: T.Boolean() }), 400: null, 424: failures[424] },
+    },
+    async handler({ ctx, services }) {
+      const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+      if (typeof raw !== 'string' || raw.length === 0) throw new BadRequest('the webhook body must be JSON');
+      const signature = ctx.get('stripe-signature') || undefined;
+      const event = services.billingProvider.event(raw, signature);
+      await services.billing.applyEvent(event);
+      return { received: true };
+    },
+  }),
+];
