@@ -45,7 +45,11 @@ export async function shadowHash(
   shadowPath = '/etc/shadow',
   now: Date = new Date(),
 ): Promise<string | undefined> {
-  const text = await readFile(shadowPath, 'utf8');
+  return shadowHashIn(await readFile(shadowPath, 'utf8'), name, now);
+}
+
+/** The same lookup in the text of a shadow file read elsewhere (a container's, through its engine). */
+export function shadowHashIn(text: string, name: string, now: Date = new Date()): string | undefined {
   for (const line of text.split('\n')) {
     const fields = line.split(':');
     if (fields[0] !== name) continue;
@@ -122,6 +126,28 @@ export async function verifyLocalPassword(
 ): Promise<LocalAccount | undefined> {
   const account = await findAccount(name, paths.passwd);
   const hash = account ? await shadowHash(name, paths.shadow) : undefined;
+  return checkAccountPassword(account, hash, password);
+}
+
+/**
+ * The same check on the texts of passwd and shadow files read elsewhere (a container's, through its engine, where
+ * the gateway checks the password since no agent runs inside).
+ */
+export async function verifyPasswordIn(
+  files: { passwd: string; shadow: string },
+  name: string,
+  password: string,
+): Promise<LocalAccount | undefined> {
+  const account = parsePasswd(files.passwd).find((a) => a.name === name);
+  const hash = account ? shadowHashIn(files.shadow, name) : undefined;
+  return checkAccountPassword(account, hash, password);
+}
+
+async function checkAccountPassword(
+  account: LocalAccount | undefined,
+  hash: string | undefined,
+  password: string,
+): Promise<LocalAccount | undefined> {
   if (!account || hash === undefined) {
     await passwordMatchesHash(password, DECOY_HASH);
     return undefined;
