@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Kernel, newSecretKey } from '@gatehouse/core';
+import { newSecretKey } from '@gatehouse/core';
 import { totpCode } from '@gatehouse/plugin-community/mfa/totp';
+import { createKernel } from '@gatehouse/server';
 import { expect } from 'chai';
 import pg from 'pg';
 import { createUser, PASSWORD } from '../integration/accounts/team';
@@ -71,9 +72,11 @@ const bin = path.resolve('bin/gatehouse.js');
       return next.status;
     }
 
+    let admin: string;
+
     before(async () => {
       server = await startServer({ ssh: false });
-      await server.setup();
+      admin = (await server.setup()).token;
       username = 'sealed-mfa';
       const me = await createUser(server, username);
       await server.api('PATCH', '/api/users', {
@@ -101,7 +104,7 @@ const bin = path.resolve('bin/gatehouse.js');
 
     it('starts no server from the dump alone: without the key it refuses, saying why', async () => {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-nokey-'));
-      const kernel = await Kernel.create({
+      const kernel = await createKernel({
         env: {},
         ssh: false,
         http: false,
@@ -118,7 +121,7 @@ const bin = path.resolve('bin/gatehouse.js');
           (e: Error) => e,
         );
         expect(failure?.message).to.match(/secrets are encrypted, but there is no key/);
-        const wrong = await Kernel.create({
+        const wrong = await createKernel({
           env: {},
           ssh: false,
           http: false,
@@ -183,6 +186,28 @@ const bin = path.resolve('bin/gatehouse.js');
       expect(text).to.include(`gh1:${newId}:`);
       for (const secret of plainSecrets()) expect(text).to.not.include(secret);
       // The server that ran the rotation signs in, and so does one started afresh from the key file.
+      expect(await signInWithMfa(server)).to.equal(200);
+      const other = await startServer({ ssh: false, sharing: server });
+      try {
+        expect(await signInWithMfa(other)).to.equal(200);
+      } finally {
+        await other.stop();
+      }
+    });
+
+    it('runs rotations asked for at once one after the other; every secret still opens', async () => {
+      // Two rotations interleaved: the first dropped the old key while the second still had values sealed with it
+      // to open (a 500, found by the fuzzer sending the call twice at once).
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          server.api('POST', '/api/admin/secrets/rotate', { token: admin, body: {} }),
+        ),
+      );
+      expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+      const newId = server.kernel.container.cradle.secrets.currentKeyId;
+      expect(answers.map((a) => a.body.to)).to.include(newId);
+      const sealedWith = new Set((await dump()).match(/gh1:[0-9a-f]{12}:/g));
+      expect([...sealedWith]).to.deep.equal([`gh1:${newId}:`]);
       expect(await signInWithMfa(server)).to.equal(200);
       const other = await startServer({ ssh: false, sharing: server });
       try {

@@ -1,5 +1,7 @@
+import { TenantStore } from '@gatehouse/core';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
 import type { TSchema } from '@sinclair/typebox';
+import { asValue } from 'awilix';
 import { expect } from 'chai';
 import { sampleBody } from '../integration/permissions/requests';
 import type { ApiOptions } from '../support/server';
@@ -133,11 +135,15 @@ describe('security: unknown body fields on every write route', function () {
 
   it('services write only named columns: extra fields given past validation never move or rename a row', async () => {
     const { a, b, server } = world;
-    const { firewall, sessions } = server.kernel.container.cradle;
+    const { sessions, db } = server.kernel.container.cradle;
+    // A's request scope, as the router makes it for a caller of A.
+    const scope = server.kernel.container.createScope();
+    scope.register({ tenant: asValue(new TenantStore(db, a.team.tenant)) });
+    const { firewallRules } = scope.cradle;
     const hostile = { tenant_id: b.team.tenant, id: 'f'.repeat(24), created_at: new Date(0) };
     // As a route handler would call them, with an object carrying more than the fields the service takes.
-    await firewall.update(a.team.tenant, a.rule, { priority: 9, ...hostile } as never);
-    await firewall.create(a.team.tenant, {
+    await firewallRules.update(a.rule, { priority: 9, ...hostile } as never);
+    await firewallRules.create({
       action: 'allow',
       filter: { hostname: '.*' },
       priority: 11,

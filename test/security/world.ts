@@ -2,10 +2,11 @@ import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { authenticateDevice } from '@gatehouse/agent/registration';
 import { type Role, roles } from '@gatehouse/core';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
-import ssh2 from 'ssh2';
 import { createKey, createTeam, type Team } from '../integration/accounts/team';
 import { sampleParam } from '../integration/permissions/requests';
+import { publicKeyData } from '../support/public-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
+import { startSmtp } from '../support/smtp';
 
 /** One namespace of the world: a member of every role, an API key of every role, and one object of every kind. */
 export interface Side {
@@ -113,13 +114,12 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
     await server.api('POST', `/api/devices/${device.uid}/tags`, { token: owner, body: { tag: SHARED_TAG } }),
   );
   const container = (await registerDevice(server, owned, { platform: 'docker' })).uid;
-  const pair = ssh2.utils.generateKeyPairSync('ed25519');
   const key = await must(
     'public key',
     await server.api('POST', '/api/sshkeys/public-keys', {
       token: owner,
       body: {
-        data: Buffer.from(pair.public).toString('base64'),
+        data: publicKeyData(name),
         filter: { hostname: '.*' },
         name: `${name}-key`,
         username: '.*',
@@ -180,9 +180,25 @@ async function buildSide(server: TestServer, name: string): Promise<Side> {
  * The world the security files share: one server (no SSH listener), the first-run admin, and two namespaces A and B
  * built alike, so every call can be aimed from A at B's objects.
  */
-export async function buildWorld(opts: { sides?: ('a' | 'b')[]; edition?: string } = {}): Promise<World> {
+export async function buildWorld(
+  opts: { sides?: ('a' | 'b')[]; edition?: string; overrides?: Record<string, unknown> } = {},
+): Promise<World> {
   const sides = opts.sides ?? ['a', 'b'];
-  const server = await startServer({ ssh: false, ...(opts.edition ? { edition: opts.edition } : {}) });
+  // The cloud mails its invitations (and refuses them without mail): its world gets a real SMTP server.
+  const smtp = opts.edition === 'cloud' ? await startSmtp() : undefined;
+  const overrides = { ...(smtp ? { smtp: { url: smtp.url } } : {}), ...opts.overrides };
+  const server = await startServer({
+    ssh: false,
+    ...(opts.edition ? { edition: opts.edition } : {}),
+    ...(Object.keys(overrides).length ? { overrides } : {}),
+  });
+  if (smtp) {
+    const stopServer = server.stop;
+    server.stop = async () => {
+      await stopServer();
+      await smtp.stop();
+    };
+  }
   const admin = await server.setup();
   // The two sides are independent: built at once, their password hashes share the machine's cores.
   const [a, b] = await Promise.all([

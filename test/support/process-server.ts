@@ -34,10 +34,12 @@ export class ServerProcess {
   private constructor(
     readonly databaseUrl: string | undefined,
     private readonly extraEnv: Record<string, string>,
+    /** The `gatehouse` program to run: this checkout's, or another copy's (an installation under test). */
+    readonly bin: string,
   ) {}
 
-  static async start(env: Record<string, string> = {}): Promise<ServerProcess> {
-    const server = new ServerProcess(await freshDatabase(), env);
+  static async start(env: Record<string, string> = {}, opts: { bin?: string } = {}): Promise<ServerProcess> {
+    const server = new ServerProcess(await freshDatabase(), env, opts.bin ?? BIN);
     server.httpPort = await freePort();
     server.sshPort = await freePort();
     await server.spawn();
@@ -56,7 +58,7 @@ export class ServerProcess {
   async spawn(): Promise<void> {
     this.exitCode = undefined;
     const from = this.lines.length;
-    this.child = spawn(process.execPath, [BIN, 'serve'], {
+    this.child = spawn(process.execPath, [this.bin, 'serve'], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: process.env.HOME ?? '/root',

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kernel, type PluginManifest } from '@gatehouse/core';
+import type { Kernel, PluginManifest } from '@gatehouse/core';
 import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
+import { createKernel } from '@gatehouse/server';
 import pg from 'pg';
 
 /**
@@ -69,6 +70,8 @@ export async function startServer(
     overrides?: Record<string, unknown>;
     ssh?: boolean;
     extraPlugins?: PluginManifest[];
+    /** Environment the configuration is read from (e.g. GATEHOUSE_CONFIG naming a custom plugin list); none by default. */
+    env?: NodeJS.ProcessEnv;
     /**
      * Another instance of the same installation (DESIGN.md section 9): this server uses that one's database and
      * Redis key space, and leaves dropping the database to it. Needs TEST_DATABASE_URL (PGlite is in-process).
@@ -80,16 +83,18 @@ export async function startServer(
   if (opts.sharing && !opts.sharing.databaseUrl) throw new Error('sharing a store needs TEST_DATABASE_URL');
   const databaseUrl = opts.sharing ? opts.sharing.databaseUrl : await freshDatabase();
   const redisPrefix = opts.sharing?.redisPrefix ?? `gatehouse-test-${randomBytes(6).toString('hex')}:`;
-  const kernel = await Kernel.create({
-    env: {},
+  const kernel = await createKernel({
+    env: opts.env ?? {},
     memoryDb: !databaseUrl,
     ssh: opts.ssh ?? true,
     extraPlugins: opts.extraPlugins ?? [],
     overrides: {
       edition: opts.edition ?? 'community',
       dataDir,
-      http: { port: 0, host: '127.0.0.1' },
-      ssh: { port: 0, host: '127.0.0.1' },
+      // A test's own http or ssh settings are added to port 0 on loopback, never in place of it: a shallow merge put
+      // such servers on the default ports of every interface, where a running `npm start` made them fail.
+      http: { port: 0, host: '127.0.0.1', ...(opts.overrides?.http as object | undefined) },
+      ssh: { port: 0, host: '127.0.0.1', ...(opts.overrides?.ssh as object | undefined) },
       log: { level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: false },
       ...(databaseUrl ? { database: { url: databaseUrl, poolMax: 5 } } : {}),
       // Each test server gets its own key space, so counters left by earlier runs or files never leak in.
@@ -98,7 +103,7 @@ export async function startServer(
         : {}),
       // One installation has one secret key (core/secrets.ts): another instance reads the first one's key file.
       ...(opts.sharing ? { secrets: { keyFile: path.join(opts.sharing.dataDir, 'secret.key') } } : {}),
-      ...opts.overrides,
+      ...withoutListeners(opts.overrides),
     },
   });
   await kernel.start();
@@ -155,6 +160,11 @@ export async function startServer(
 }
 
 /** A new empty database on TEST_DATABASE_URL's server, or undefined to use PGlite. */
+function withoutListeners(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const { http: _http, ssh: _ssh, ...rest } = overrides;
+  return rest;
+}
+
 export async function freshDatabase(): Promise<string | undefined> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) return undefined;

@@ -5,7 +5,8 @@
 // `gatehouse-agent --help`) and against the few variables the config loader and the docs
 // build read directly.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { expect } from 'chai';
 import { parse as parseYaml } from 'yaml';
@@ -68,12 +69,28 @@ function consoleLabels(): Set<string> {
   return labels;
 }
 
-function gatehouse(args: string[]): string {
+// By default the cloud edition: it loads every bundled plugin, so its reference lists every command the docs name.
+function gatehouse(
+  args: string[],
+  env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_EDITION: 'cloud' },
+): string {
   return execFileSync(process.execPath, [join(repoDir, 'bin', 'gatehouse.js'), ...args], {
     cwd: repoDir,
     encoding: 'utf8',
     timeout: 60_000,
+    env,
   });
+}
+
+/**
+ * The environment of a server running community plus the example plugin (examples/hello-plugin, from its source):
+ * the plugin guide names that plugin's calls and commands, which are real once it is installed.
+ */
+function withExamplePlugin(): NodeJS.ProcessEnv {
+  const dir = mkdtempSync(join(tmpdir(), 'gh-docs-example-'));
+  const file = join(dir, 'gatehouse.yaml');
+  writeFileSync(file, `plugins: [community, ${join(repoDir, 'examples/hello-plugin/src/index.ts')}]\n`);
+  return { ...process.env, GATEHOUSE_CONFIG: file };
 }
 
 /** Dotted paths of every leaf of a parsed YAML document. */
@@ -89,6 +106,10 @@ describe('configuration names and commands in the docs', function () {
 
   before(() => {
     reference = JSON.parse(gatehouse(['reference', '--json'])) as Reference;
+    // The example plugin's commands (`gatehouse hello summary`), named by the plugin guide.
+    const example = JSON.parse(gatehouse(['reference', '--json'], withExamplePlugin())) as Reference;
+    const names = new Set(reference.commands.map((c) => c.name));
+    reference.commands.push(...example.commands.filter((c) => !names.has(c.name)));
     const agentHelp = execFileSync(
       process.execPath,
       [join(repoDir, 'agent', 'bin', 'gatehouse-agent.mjs'), '--help'],
@@ -226,9 +247,17 @@ describe('configuration names and commands in the docs', function () {
   });
 
   it('names only API paths the server serves', () => {
-    const doc = JSON.parse(gatehouse(['openapi', 'community'])) as { paths: Record<string, unknown> };
+    // The cloud edition's calls (billing, invitations) are named by the cloud pages, the example plugin's by the
+    // plugin guide.
+    const documents = [
+      ...['community', 'cloud'].map((edition) => gatehouse(['openapi', edition])),
+      gatehouse(['openapi'], withExamplePlugin()),
+    ];
+    const paths = documents.flatMap((doc) =>
+      Object.keys((JSON.parse(doc) as { paths: Record<string, unknown> }).paths),
+    );
     // `{tenant}` in the document, `<tenant-id>` or `{tenant}` in the docs: any one segment.
-    const served = Object.keys(doc.paths).map((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`));
+    const served = paths.map((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`));
     const named: string[] = [];
     const wrong: string[] = [];
     for (const { name, text } of pages) {

@@ -19,6 +19,8 @@ interface Offer {
   maxDevices: number;
   /** What `GET /api/user/saml/auth` answers. */
   samlStatus: number;
+  /** What `GET /api/user/saml/metadata` answers: served wherever SAML is built, before it is set up. */
+  samlMetadataStatus: number;
 }
 
 const has =
@@ -41,8 +43,10 @@ const docsProbes: Record<string, (o: Offer) => boolean> = {
     '/api/devices/{uid}/tunnels',
     '/api/user/mfa/enable',
   ),
-  // Every edition owns the sign-in call; SAML is offered when it does not just answer 501.
-  'SAML single sign-on': (o) => o.info.authentication.saml || o.samlStatus !== 501,
+  // Every edition owns the sign-in call; SAML is offered when it does not just answer 501. A server of the edition
+  // that builds it serves its SP metadata before an administrator sets it up (then /info and the sign-in call say so).
+  'SAML single sign-on': (o) =>
+    o.info.authentication.saml || o.samlStatus !== 501 || o.samlMetadataStatus === 200,
   'Container-engine connectors': has('/api/connector', '/api/connector/{uid}'),
   'Sign-up, e-mail invitations, password recovery by e-mail': has(
     '/api/register',
@@ -111,11 +115,13 @@ describe('the editions tables against what each edition really offers', function
       };
       const ns = (await server.api('GET', `/api/namespaces/${me.tenant}`, { token: me.token })).body;
       const saml = await server.api('GET', '/api/user/saml/auth');
+      const samlMetadata = await server.api('GET', '/api/user/saml/metadata');
       offers.set(edition, {
         info,
         paths: new Set(Object.keys(doc.paths)),
         maxDevices: ns.max_devices,
         samlStatus: saml.status,
+        samlMetadataStatus: samlMetadata.status,
       });
     }
   });

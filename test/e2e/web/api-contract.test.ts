@@ -1,11 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { calls } from '../../../web/src/shell/api/calls';
+import { calls as cloudCalls } from '../../../plugins/cloud/web/api';
+import { calls as communityCalls } from '../../../plugins/community/web/api';
+import { calls as enterpriseCalls } from '../../../plugins/enterprise/web/api';
+import { sessionCalls } from '../../../web/src/shell/api/calls';
 
-// The console's API client is built from a table of calls (web/src/shell/api/calls.ts). This checks that
-// table against the OpenAPI documents the server prints, so a renamed path or a wrong method fails here
-// instead of in front of a person.
+// The console's API client is built from tables of calls: the shell's own (web/src/shell/api/calls.ts) and one
+// beside each plugin's screens (plugins/<name>/web/api.ts). This checks every table against the OpenAPI documents
+// the server prints, so a renamed path or a wrong method fails here instead of in front of a person.
+const tables = {
+  shell: sessionCalls,
+  community: communityCalls,
+  enterprise: enterpriseCalls,
+  cloud: cloudCalls,
+};
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -44,15 +53,17 @@ describe('web console: API client against the OpenAPI documents', () => {
     expect(Object.keys(documents.cloud.paths)).to.include('/info');
   });
 
-  for (const [name, call] of Object.entries(calls)) {
-    const methods = served.get(shape(call.path));
-    if (!methods) {
-      // Pending, not passing: the server does not serve this path yet (its issue is still open).
-      it(`${call.method} ${call.path} (${name}) is not in the server's documents yet`);
-      continue;
+  for (const [table, calls] of Object.entries(tables)) {
+    for (const [name, call] of Object.entries(calls)) {
+      const methods = served.get(shape(call.path));
+      if (!methods) {
+        // Pending, not passing: the server does not serve this path yet (its issue is still open).
+        it(`${call.method} ${call.path} (${table} ${name}) is not in the server's documents yet`);
+        continue;
+      }
+      it(`${call.method} ${call.path} (${table} ${name}) is served with that method`, () => {
+        expect([...methods], `${call.path} methods`).to.include(call.method);
+      });
     }
-    it(`${call.method} ${call.path} (${name}) is served with that method`, () => {
-      expect([...methods], `${call.path} methods`).to.include(call.method);
-    });
   }
 });

@@ -143,4 +143,21 @@ describe('accounts: API keys', function () {
       expect(res.status, `${method} ${path}`).to.equal(403);
     }
   });
+
+  it('one of many same-named creations sent at once wins, the others are 409 naming the field', async () => {
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          server.api('POST', '/api/namespaces/api-key', {
+            token: team.tokens.owner,
+            body: { name: `race-${round}`, expires_in: -1 },
+          }),
+        ),
+      );
+      // Each request checks the name is free before it inserts: the losers of the race meet the unique index,
+      // whose error objection wraps (the fuzzer's flake: a 500 here before core/errors.ts looked inside the wrap).
+      expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409, 409, 409, 409, 409, 409, 409]);
+      for (const a of answers.filter((x) => x.status === 409)) expect(a.body).to.deep.equal(['name']);
+    }
+  });
 });

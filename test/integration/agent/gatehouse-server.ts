@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { definePlugin, Kernel } from '@gatehouse/core';
+import { definePlugin, type Kernel } from '@gatehouse/core';
 import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
+import { createKernel } from '@gatehouse/server';
 import type { DeviceAuthRequest } from '../../../agent/registration';
 import { type ApiAnswer, defaultUser, dropDatabase, freshDatabase } from '../../support/server';
 
@@ -57,7 +58,6 @@ export class GatehouseServer {
     const observer = definePlugin({
       name: 'agent-call-observer',
       dependsOn: ['community'],
-      migrations: false,
       register: (ctx) => {
         ctx.middleware(async (koa, next) => {
           await next();
@@ -67,7 +67,7 @@ export class GatehouseServer {
         });
       },
     });
-    const kernel = await Kernel.create({
+    const kernel = await createKernel({
       env: {},
       memoryDb: false,
       ssh: this.ssh,

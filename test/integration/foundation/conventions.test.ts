@@ -2,9 +2,9 @@ import {
   applyFilter,
   definePlugin,
   defineRoute,
+  listPage,
   listQuery,
   NotFound,
-  paginate,
   parseFilter,
 } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
@@ -17,7 +17,6 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 const fixture = definePlugin({
   name: 'fixture',
   dependsOn: ['community'],
-  migrations: false,
   register(ctx) {
     ctx.routes([
       defineRoute({
@@ -27,14 +26,15 @@ const fixture = definePlugin({
         summary: 'list fixture items',
         tags: ['fixture'],
         schema: { query: listQuery({ sortBy: ['name', 'n'], sortDefault: 'n' }) },
-        async handler({ query, ctx: koa, services }) {
+        paged: true,
+        async handler({ query, services }) {
           const qb = services.db('fixture_items').select('name', 'n', 'flag');
           applyFilter(qb, parseFilter(query.filter), {
             name: { column: 'name', kind: 'string' },
             n: { column: 'n', kind: 'number' },
             flag: { column: 'flag', kind: 'boolean' },
           });
-          return paginate(koa, qb, query, { column: query.sort_by as string, direction: query.order_by });
+          return listPage(qb, query, { column: query.sort_by as string, direction: query.order_by });
         },
       }),
       defineRoute({

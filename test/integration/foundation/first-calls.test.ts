@@ -115,9 +115,9 @@ describe('first calls: info, setup, login, current user', () => {
     }
   });
 
-  it('answers the SAML sign-in with 501 when SAML is not enabled', async () => {
+  it('answers the SAML sign-in with 501 outside the enterprise edition, saying why', async () => {
     const res = await server.api('GET', '/api/user/saml/auth');
     expect(res.status).to.equal(501);
-    expect(res.body.message).to.match(/SAML is not enabled/);
+    expect(res.body.message).to.equal('SAML needs the enterprise edition');
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kernel } from '@gatehouse/core';
+import { createKernel } from '@gatehouse/server';
 import { expect } from 'chai';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
@@ -44,13 +44,13 @@ describe('kernel lifecycle', () => {
   });
 
   it('keeps its keys and data across a restart (embedded store on disk, or PostgreSQL)', async () => {
-    const first = await Kernel.create(kernelOptions(dataDir, databaseUrl));
+    const first = await createKernel(kernelOptions(dataDir, databaseUrl));
     await first.start();
     const keys = first.container.cradle.keys;
     expect(await sshBanner(first.sshPort)).to.match(/^SSH-2\.0-Gatehouse/);
     await first.stop();
 
-    const second = await Kernel.create(kernelOptions(dataDir, databaseUrl));
+    const second = await createKernel(kernelOptions(dataDir, databaseUrl));
     await second.start();
     try {
       const again = second.container.cradle.keys;
@@ -67,8 +67,8 @@ describe('kernel lifecycle', () => {
   it('runs two kernels in one process without sharing state', async () => {
     const otherDir = mkdtempSync(path.join(tmpdir(), 'gh-life-'));
     const otherDb = await freshDatabase();
-    const a = await Kernel.create(kernelOptions(dataDir, databaseUrl));
-    const b = await Kernel.create(kernelOptions(otherDir, otherDb));
+    const a = await createKernel(kernelOptions(dataDir, databaseUrl));
+    const b = await createKernel(kernelOptions(otherDir, otherDb));
     await Promise.all([a.start(), b.start()]);
     try {
       expect(a.httpPort).to.not.equal(b.httpPort);
@@ -83,7 +83,7 @@ describe('kernel lifecycle', () => {
   });
 
   it('lets an in-flight request finish when it stops, then closes the listeners', async () => {
-    const k = await Kernel.create(kernelOptions(dataDir, databaseUrl));
+    const k = await createKernel(kernelOptions(dataDir, databaseUrl));
     await k.start();
     const url = k.httpUrl;
     // A login spends a full password hash: it is still running when stop begins.

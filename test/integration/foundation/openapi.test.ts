@@ -1,6 +1,6 @@
+import { createKernel } from '@gatehouse/server';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
-import { Kernel } from '../../../core/boot';
 import { startServer, type TestServer } from '../../support/server';
 
 describe('OpenAPI documents', () => {
@@ -22,7 +22,7 @@ describe('OpenAPI documents', () => {
       expect(result.valid).to.equal(true);
       expect(res.body.openapi).to.equal('3.1.0');
 
-      const kernel = await Kernel.create({
+      const kernel = await createKernel({
         env: {},
         overrides: { edition, log: { level: 'silent', pretty: false } },
       });

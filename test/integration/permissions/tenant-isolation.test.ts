@@ -1,7 +1,7 @@
 import { type Role, roles } from '@gatehouse/core';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
 import { expect } from 'chai';
-import ssh2 from 'ssh2';
+import { publicKeyData } from '../../support/public-keys';
 import { startServer, type TestServer } from '../../support/server';
 import { createKey, createTeam, type Team } from '../accounts/team';
 import { fillPath, sampleBody } from './requests';
@@ -35,11 +35,10 @@ describe('permissions: tenant isolation between two namespaces', function () {
     bKey = 'b-secret-key';
     await createKey(server, b.tokens.owner, bKey, 'observer');
     if (has('POST', '/api/sshkeys/public-keys')) {
-      const pair = ssh2.utils.generateKeyPairSync('ed25519');
       const res = await server.api('POST', '/api/sshkeys/public-keys', {
         token: b.tokens.owner,
         body: {
-          data: Buffer.from(pair.public).toString('base64'),
+          data: publicKeyData('b-key'),
           filter: { hostname: '.*' },
           name: 'b-key',
           username: '.*',

@@ -4,6 +4,7 @@ import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as accounts from '../../../migrations/community/20261121001000_api_keys_and_mfa';
+import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /** API keys and MFA recovery codes: up with rows and constraints, cascades, then down and up again. */
@@ -25,7 +26,7 @@ describe('store migrations: API keys and MFA recovery codes', () => {
   before(async () => {
     url = await freshDatabase();
     db = openDatabase(loadConfig({}, { database: { url, poolMax: 2 } }), { memory: !url });
-    await migrateLatest(db, ['core', 'community']);
+    await migrateLatest(db, communityEditionMigrations);
     await db('users').insert({
       id: owner,
       name: 'Ann',

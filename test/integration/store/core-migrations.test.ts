@@ -2,7 +2,16 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
-import { migrateDownAll, migrateLatest, migrationFiles, storeState } from '../../../core/store/migrate';
+import {
+  coreMigrations,
+  type MigrationOwner,
+  migrateDownAll,
+  migrateLatest,
+  migrationFiles,
+  pluginMigrations,
+  storeState,
+} from '../../../core/store/migrate';
+import community from '../../../plugins/community/index';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /**
@@ -10,7 +19,8 @@ import { dropDatabase, freshDatabase } from '../../support/server';
  * TEST_DATABASE_URL (or PGlite in memory when unset).
  */
 describe('store migrations: core and accounts', () => {
-  const owners = ['core', 'community'];
+  const communityMigrations = pluginMigrations(community) as MigrationOwner;
+  const owners = [coreMigrations, communityMigrations];
   let db: Knex;
   let url: string | undefined;
   before(async () => {
@@ -24,13 +34,13 @@ describe('store migrations: core and accounts', () => {
   });
 
   it('reports first-run, then needs-migration, then ready', async () => {
-    const first = await storeState(db, ['core']);
+    const first = await storeState(db, [coreMigrations]);
     expect(first.kind).to.equal('first-run');
-    await migrateLatest(db, ['core']);
+    await migrateLatest(db, [coreMigrations]);
     const more = await storeState(db, owners);
     expect(more.kind).to.equal('needs-migration');
     expect((more as { pending: string[] }).pending).to.deep.equal(
-      migrationFiles(['community']).map((m) => m.name),
+      migrationFiles([communityMigrations]).map((m) => m.name),
     );
     await migrateLatest(db, owners);
     expect((await storeState(db, owners)).kind).to.equal('ready');

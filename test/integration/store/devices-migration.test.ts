@@ -5,6 +5,7 @@ import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as devices from '../../../migrations/community/20261121002000_devices';
 import * as devicesKind from '../../../migrations/community/20261201000000_devices_kind';
+import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /** The devices and tunnels migration: up with rows and its constraints, then down and up again. */
@@ -18,7 +19,7 @@ describe('store migrations: devices and tunnels', () => {
   before(async () => {
     url = await freshDatabase();
     db = openDatabase(loadConfig({}, { database: { url, poolMax: 2 } }), { memory: !url });
-    await migrateLatest(db, ['core', 'community']);
+    await migrateLatest(db, communityEditionMigrations);
     await db('users').insert({
       id: owner,
       name: 'Dee',

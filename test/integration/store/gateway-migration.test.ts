@@ -5,6 +5,7 @@ import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as gateway from '../../../migrations/community/20261121003000_gateway';
 import * as recordCompression from '../../../migrations/community/20261121004000_record_compression';
+import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /** The gateway migration (public keys, firewall rules, sessions, events, records): up with rows, down, up again. */
@@ -26,7 +27,7 @@ describe('store migrations: public keys, firewall rules and sessions', () => {
   before(async () => {
     url = await freshDatabase();
     db = openDatabase(loadConfig({}, { database: { url, poolMax: 2 } }), { memory: !url });
-    await migrateLatest(db, ['core', 'community']);
+    await migrateLatest(db, communityEditionMigrations);
     await db('users').insert({
       id: owner,
       name: 'Eve',

@@ -35,10 +35,18 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Builds web/dist once when it is missing (README's set-up builds it through the root `prepare`). */
+/**
+ * Builds the console (web/dist) and the bundled plugins' console modules (plugins/<name>/web/dist) once when they are
+ * missing (README's set-up builds them through the root `prepare`).
+ */
 export function ensureConsoleBuilt(): void {
-  const index = path.join(repoRoot, 'web', 'dist', 'index.html');
-  if (existsSync(index) && process.env.GATEHOUSE_E2E_REBUILD !== '1') return;
+  const built = [
+    path.join(repoRoot, 'web', 'dist', 'index.html'),
+    ...['community', 'enterprise', 'cloud'].map((p) =>
+      path.join(repoRoot, 'plugins', p, 'web', 'dist', 'index.js'),
+    ),
+  ];
+  if (built.every((file) => existsSync(file)) && process.env.GATEHOUSE_E2E_REBUILD !== '1') return;
   const result = spawnSync('npm', ['run', 'build', '-w', 'web'], { cwd: repoRoot, encoding: 'utf8' });
   if (result.status !== 0)
     throw new Error(`building the console failed:\n${result.stdout}\n${result.stderr}`);
