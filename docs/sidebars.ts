@@ -44,6 +44,7 @@ const sidebars: SidebarsConfig = {
         'user-guides/devices/connecting',
         'user-guides/devices/tagging',
         'user-guides/devices/tunnels',
+        'user-guides/devices/containers',
       ],
     },
     {
@@ -91,6 +92,7 @@ const sidebars: SidebarsConfig = {
         'user-guides/settings/namespace/api-keys/delete',
       ],
     },
+    'user-guides/settings/namespace/billing',
     {
       type: 'category',
       label: 'Multi-factor authentication',
@@ -134,7 +136,11 @@ const sidebars: SidebarsConfig = {
     'developers/agent/installing',
     'developers/agent/configuring',
     'developers/agent/protocol',
+    'developers/gateway',
     'developers/development',
+    'developers/writing-a-plugin',
+    'developers/models',
+    'developers/console-modules',
     { type: 'link', label: 'Community API reference', href: '/developers/openapi/community' },
     { type: 'link', label: 'Cloud API reference', href: '/developers/openapi/cloud' },
   ],
