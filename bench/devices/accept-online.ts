@@ -19,7 +19,6 @@ const baselineRuns = Number(process.argv[3] ?? 3);
 const withoutWait = definePlugin({
   name: 'bench-without-wait',
   dependsOn: ['community'],
-  migrations: false,
   register(ctx) {
     ctx.middleware(async (koa, next) => {
       if (koa.path === '/api/devices/auth/wait') {

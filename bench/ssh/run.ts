@@ -1,20 +1,23 @@
 /**
- * The SSH gateway against OpenSSH on the same machine (issue 5). Starts a local sshd (port 0 picked here), a
- * Gatehouse server with a real agent, then measures in one run:
- *  - bulk throughput of 1 GiB to the device: gateway + agent vs direct `ssh` vs `ssh -J` through sshd as jump host;
+ * The SSH gateway against OpenSSH on the same machine (issues 5 and 16). Starts a local sshd (port 0 picked here),
+ * a Gatehouse server as `npm start` runs it (`gatehouse serve`, its own process, on PostgreSQL) and an agent from
+ * its built bundle (its own process, as install.sh runs it), then measures in one run:
+ *  - bulk throughput of 1 GiB up to the device and 1 GiB down from it: gateway + agent vs direct `ssh` vs `ssh -J`
+ *    through sshd as jump host, and the machine's CPU time per GiB moved;
  *  - time from `ssh ... true` to exit (median of several) for the same three paths;
  *  - 100 sessions opened in parallel, wall time, for the three paths;
  *  - PTY output through the gateway with the namespace's recording on vs off.
- * Prints ratios; append them to bench/RESULTS.md. Usage: `npx tsx bench/ssh/run.ts [--gib 1]`.
+ * Prints ratios; append them to bench/RESULTS.md. Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/run.ts [--gib 1] [--profile DIR]`;
+ * `--profile DIR` runs the server and the agent under `node --cpu-prof` and leaves their profiles in DIR.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { GatewayWorld } from '../../test/integration/ssh/gateway-world';
 import { median, timed } from './timing';
+import { ProcessWorld } from './world';
 
 const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const BYTES = Math.round(gib * 1024 * 1024 * 1024);
@@ -26,6 +29,19 @@ const cipher = process.argv.includes('--cipher')
 const only = process.argv.includes('--paths')
   ? (process.argv[process.argv.indexOf('--paths') + 1] ?? '').split(',')
   : undefined;
+/**
+ * `--baseline-agent FILE` runs a second agent from another bundle (say, main's) as a second device, measured as the
+ * path `gateway-baseline` beside `gateway`: an agent change against its baseline within one run.
+ */
+const baselineAgent = process.argv.includes('--baseline-agent')
+  ? path.resolve(process.argv[process.argv.indexOf('--baseline-agent') + 1] ?? '')
+  : undefined;
+const profileDir = process.argv.includes('--profile')
+  ? path.resolve(process.argv[process.argv.indexOf('--profile') + 1] ?? 'profiles')
+  : undefined;
+
+/** What a failed run stops before it exits: the server and agent processes outlive this one otherwise. */
+const cleanups: Array<() => Promise<void> | void> = [];
 
 async function freePort(): Promise<number> {
   const s = createServer().listen(0, '127.0.0.1');
@@ -43,9 +59,42 @@ function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq) / 100;
 }
 
+/**
+ * Seconds of CPU a process has used so far, its own (user + system) and that of its children it has waited for,
+ * from /proc/<pid>/stat ('self' for this one: the ssh clients and `head` it ran).
+ */
+function processCpuSeconds(pid: number | 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    // utime, stime, cutime, cstime (fields 14 to 17 of proc(5), counted from the state field here).
+    return ((fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0)) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
 async function main(): Promise<void> {
+  if (!process.env.TEST_DATABASE_URL)
+    console.warn('TEST_DATABASE_URL unset: the server runs on its embedded store');
+  console.log(`load average at start: ${load()}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-ssh-'));
-  const world = await GatewayWorld.start({ deviceName: 'bench-device' });
+  const world = await ProcessWorld.start({
+    agents: {
+      'bench-device': path.resolve('agent/dist/gatehouse-agent/gatehouse-agent.mjs'),
+      ...(baselineAgent ? { 'bench-baseline': baselineAgent } : {}),
+    },
+    profileDir,
+  });
+  cleanups.push(() => world.stop());
   const key = await world.keyForEveryHost('bench');
 
   // A local OpenSSH server that knows the same key, for the direct and jump-host paths.
@@ -76,6 +125,7 @@ async function main(): Promise<void> {
   const sshd = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', path.join(dir, 'sshd_config')], {
     stdio: 'ignore',
   });
+  cleanups.push(() => void sshd.kill());
   await new Promise((r) => setTimeout(r, 500));
 
   const opts = [
@@ -86,48 +136,80 @@ async function main(): Promise<void> {
     'LogLevel=ERROR',
     '-o',
     'ControlPath=none',
+    '-o',
+    'ConnectTimeout=120',
   ];
   const direct = [...opts, '-p', String(sshdPort), 'root@127.0.0.1'];
   // What `-J` runs, spelled as its ProxyCommand so the jump leg gets the same key options (ssh -J passes only -F).
   const jumpLeg = ['ssh', ...opts, '-W', '%h:%p', '-p', String(sshdPort), 'root@127.0.0.1'].join(' ');
   const jump = [...opts, '-o', `ProxyCommand=${jumpLeg}`, '-p', String(sshdPort), 'root@127.0.0.1'];
-  const gateway = [...opts, '-p', String(world.server.sshPort), `${world.target()}@127.0.0.1`];
-  const paths = { direct, jump, gateway };
+  const gateway = [...opts, '-p', String(world.sshPort), `${world.target()}@127.0.0.1`];
+  const paths: Record<string, string[]> = { direct, jump, gateway };
+  if (baselineAgent) {
+    paths['gateway-baseline'] = [
+      ...opts,
+      '-p',
+      String(world.sshPort),
+      `${world.target('root', 'bench-baseline')}@127.0.0.1`,
+    ];
+  }
 
   // The paths take turns in every phase, so a slow spell of the machine falls on all of them alike.
   const chosen = Object.entries(paths).filter(([name]) => !only || only.includes(name));
   const results: Record<string, Record<string, number>> = {};
-  const samples: Record<string, { connect: number[]; bulk: number[]; cpu: number[] }> = {};
+  type Samples = {
+    connect: number[];
+    up: number[];
+    down: number[];
+    cpu: number[];
+    machine: number[];
+    gwCpu: number[];
+  };
+  const samples: Record<string, Samples> = {};
   for (const [name, args] of chosen) {
     await timed('ssh', [...args, 'true']); // warm-up (host keys, caches)
-    samples[name] = { connect: [], bulk: [], cpu: [] };
+    samples[name] = { connect: [], up: [], down: [], cpu: [], machine: [], gwCpu: [] };
   }
   for (let i = 0; i < 9; i++) {
     for (const [name, args] of chosen) samples[name]?.connect.push(await timed('ssh', [...args, 'true']));
   }
+  const { pids } = world;
+  const gatewayCpu = () => pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+  // Every process a path runs: the clients and `head` (children of this one), sshd with the sessions it reaped,
+  // the server and the agent. Other engineers' work on the machine is not counted, as /proc/stat would.
+  const pathCpu = () => processCpuSeconds('self') + processCpuSeconds(sshd.pid ?? 0) + gatewayCpu();
   for (let round = 0; round < 3; round++) {
     for (const [name, args] of chosen) {
+      const own = samples[name] as Samples;
       const busyBefore = machineBusySeconds();
-      const ms = await timed('ssh', [...args, 'cat > /dev/null'], BYTES);
-      const cpuPerGib = (machineBusySeconds() - busyBefore) / gib;
-      samples[name]?.bulk.push(BYTES / 1024 / 1024 / (ms / 1000));
-      samples[name]?.cpu.push(cpuPerGib);
+      const pathBefore = pathCpu();
+      const gwBefore = gatewayCpu();
+      const upMs = await timed('ssh', [...args, 'cat > /dev/null'], BYTES);
+      const downMs = await timed('ssh', [...args, `head -c ${BYTES} /dev/zero`]);
+      own.machine.push((machineBusySeconds() - busyBefore) / (2 * gib));
+      own.cpu.push((pathCpu() - pathBefore) / (2 * gib));
+      own.gwCpu.push((gatewayCpu() - gwBefore) / (2 * gib));
+      own.up.push(BYTES / 1024 / 1024 / (upMs / 1000));
+      own.down.push(BYTES / 1024 / 1024 / (downMs / 1000));
       console.log(
-        `bulk round ${round + 1}: ${name} ${(samples[name]?.bulk.at(-1) ?? 0).toFixed(1)} MiB/s, machine CPU ${cpuPerGib.toFixed(2)} s/GiB`,
+        `bulk round ${round + 1}: ${name} up ${own.up.at(-1)?.toFixed(1)} MiB/s, down ${own.down.at(-1)?.toFixed(1)} MiB/s, CPU of the path ${own.cpu.at(-1)?.toFixed(2)} s/GiB, of the machine ${own.machine.at(-1)?.toFixed(2)} s/GiB (load ${load()})`,
       );
     }
   }
   for (const [name, args] of chosen) {
     const parallelStarted = performance.now();
     await Promise.all(Array.from({ length: 100 }, () => timed('ssh', [...args, 'true'])));
-    const own = samples[name] as { connect: number[]; bulk: number[]; cpu: number[] };
+    const own = samples[name] as Samples;
     results[name] = {
       connectMs: median(own.connect),
-      mibPerS: median(own.bulk),
+      upMibPerS: median(own.up),
+      downMibPerS: median(own.down),
       cpuSecondsPerGib: median(own.cpu),
+      machineCpuSecondsPerGib: median(own.machine),
+      gatehouseCpuSecondsPerGib: median(own.gwCpu),
       parallel100Ms: performance.now() - parallelStarted,
     };
-    console.log(name, results[name]);
+    console.log(name, results[name], `load ${load()}`);
   }
 
   // Recording: PTY output of a command through the gateway, recording on vs off, alternated to share noise
@@ -142,7 +224,8 @@ async function main(): Promise<void> {
     world.api('PUT', `/api/namespaces/${world.owner.tenant}`, { settings: { session_record: on } });
   const on: number[] = [];
   const off: number[] = [];
-  for (let i = 0; i < 5; i++) {
+  const pairs = process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : 5;
+  for (let i = 0; i < pairs; i++) {
     await setRecording(false);
     off.push(await timed('ssh', ptyCmd));
     await setRecording(true);
@@ -150,42 +233,61 @@ async function main(): Promise<void> {
     console.log(`recording pair ${i + 1}: off ${off.at(-1)?.toFixed(0)} ms, on ${on.at(-1)?.toFixed(0)} ms`);
   }
   const rec = { offMs: median(off), onMs: median(on) };
-  console.log('recording', rec);
+  if (pairs > 0) console.log('recording', rec);
 
-  if (only) {
-    sshd.kill();
-    await world.stop();
-    process.exit(0);
-  }
-  const g = results.gateway as Record<string, number>;
-  const d = results.direct as Record<string, number>;
-  const j = results.jump as Record<string, number>;
-  const fmt = (x: number) => x.toFixed(2);
+  const fmt = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
+  const g = results.gateway ?? {};
+  const d = results.direct ?? {};
+  const j = results.jump ?? {};
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? '-' : fmt(a / b);
+  const row = (label: string, key: string) =>
+    console.log(
+      `| ${label} | ${fmt(g[key])} | ${fmt(d[key])} | ${fmt(j[key])} | ${ratio(g[key], d[key])} | ${ratio(g[key], j[key])} |`,
+    );
+  console.log(`\nload average at the end: ${load()}`);
   console.log('\n| figure | gateway | direct ssh | ssh -J | gateway/direct | gateway/-J |');
   console.log('|---|---|---|---|---|---|');
-  console.log(
-    `| bulk throughput, ${gib} GiB, median of 3 (MiB/s) | ${fmt(g.mibPerS as number)} | ${fmt(d.mibPerS as number)} | ${fmt(j.mibPerS as number)} | ${fmt((g.mibPerS as number) / (d.mibPerS as number))} | ${fmt((g.mibPerS as number) / (j.mibPerS as number))} |`,
+  row(`bulk up, ${gib} GiB, median of 3 (MiB/s)`, 'upMibPerS');
+  row(`bulk down, ${gib} GiB, median of 3 (MiB/s)`, 'downMibPerS');
+  row("CPU per GiB moved, the path's processes, median of 3 (s)", 'cpuSecondsPerGib');
+  row(
+    'CPU per GiB moved, the whole machine (other work included), median of 3 (s)',
+    'machineCpuSecondsPerGib',
   );
+  row('`ssh ... true` to exit, median of 9 (ms)', 'connectMs');
+  row('100 sessions in parallel, wall (ms)', 'parallel100Ms');
   console.log(
-    `| machine CPU per GiB moved, median of 3 (s) | ${fmt(g.cpuSecondsPerGib as number)} | ${fmt(d.cpuSecondsPerGib as number)} | ${fmt(j.cpuSecondsPerGib as number)} | ${fmt((g.cpuSecondsPerGib as number) / (d.cpuSecondsPerGib as number))} | ${fmt((g.cpuSecondsPerGib as number) / (j.cpuSecondsPerGib as number))} |`,
+    `\ngateway: server + agent processes' own CPU per GiB moved: ${fmt(g.gatehouseCpuSecondsPerGib)} s`,
   );
-  console.log(
-    `| \`ssh ... true\` to exit, median of 9 (ms) | ${fmt(g.connectMs as number)} | ${fmt(d.connectMs as number)} | ${fmt(j.connectMs as number)} | ${fmt((g.connectMs as number) / (d.connectMs as number))} | ${fmt((g.connectMs as number) / (j.connectMs as number))} |`,
-  );
-  console.log(
-    `| 100 sessions in parallel, wall (ms) | ${fmt(g.parallel100Ms as number)} | ${fmt(d.parallel100Ms as number)} | ${fmt(j.parallel100Ms as number)} | ${fmt((g.parallel100Ms as number) / (d.parallel100Ms as number))} | ${fmt((g.parallel100Ms as number) / (j.parallel100Ms as number))} |`,
-  );
-  console.log(
-    `\nrecording: 64 MB of PTY output, median of 5: off ${fmt(rec.offMs)} ms, on ${fmt(rec.onMs)} ms, cost ${fmt(((rec.onMs - rec.offMs) / rec.offMs) * 100)}%`,
-  );
+  const b = results['gateway-baseline'];
+  if (b) {
+    console.log('\n| figure | gateway (this agent) | gateway (baseline agent) | this/baseline |');
+    console.log('|---|---|---|---|');
+    for (const [label, key] of [
+      ['bulk up (MiB/s)', 'upMibPerS'],
+      ['bulk down (MiB/s)', 'downMibPerS'],
+      ["CPU per GiB, the path's processes (s)", 'cpuSecondsPerGib'],
+      ['`ssh ... true` to exit (ms)', 'connectMs'],
+    ] as const) {
+      console.log(`| ${label} | ${fmt(g[key])} | ${fmt(b[key])} | ${ratio(g[key], b[key])} |`);
+    }
+  }
+  if (pairs > 0) {
+    console.log(
+      `recording: 64 MB of PTY output, median of 5: off ${fmt(rec.offMs)} ms, on ${fmt(rec.onMs)} ms, cost ${fmt(((rec.onMs - rec.offMs) / rec.offMs) * 100)}%`,
+    );
+  }
 
   sshd.kill();
   await world.stop();
   rmSync(dir, { recursive: true, force: true });
+  if (profileDir) console.log(`profiles in ${profileDir}`);
   process.exit(0);
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(err);
+  for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
   process.exit(1);
 });

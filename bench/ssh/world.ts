@@ -1,0 +1,193 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import ssh2 from 'ssh2';
+import { ServerProcess } from '../../test/support/process-server';
+import type { LoginAnswer } from '../../test/support/server';
+
+/** The agent as install.sh installs it: the built bundle, run by node in its own process. */
+const AGENT_BUNDLE = path.resolve('agent/dist/gatehouse-agent/gatehouse-agent.mjs');
+const DEVICE_PASSWORD = 'device-pass-1';
+
+/**
+ * The gateway as users run it, for the benchmarks: `gatehouse serve` in its own process (what `npm start` runs) on
+ * PostgreSQL, and one agent from its built bundle in its own process, registered, accepted and online. With
+ * `profileDir`, both run under V8's CPU profiler (cpu-profile.cjs) and write their profiles there when they stop.
+ */
+/** One agent process and the device it registered. */
+export interface BenchAgent {
+  name: string;
+  bundle: string;
+  child: ChildProcess;
+  exited: Promise<void>;
+  uid: string;
+}
+
+export class ProcessWorld {
+  readonly dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-world-'));
+  server!: ServerProcess;
+  owner!: LoginAnswer;
+  namespace!: string;
+  readonly agents: BenchAgent[] = [];
+
+  private constructor(private readonly profileDir: string | undefined) {}
+
+  /**
+   * `agents` names each device and the bundle its agent runs (by default one `bench-device` on this checkout's
+   * bundle, built first): a baseline bundle beside a candidate compares agent changes within one run.
+   */
+  static async start(
+    opts: { agents?: Record<string, string>; profileDir?: string; build?: boolean } = {},
+  ): Promise<ProcessWorld> {
+    const world = new ProcessWorld(opts.profileDir);
+    if (opts.build !== false) {
+      // The bundle from this checkout's sources, as `npm run build -w agent` makes it for install.sh.
+      const built = spawnSync('npm', ['run', 'build', '-w', 'agent'], { stdio: 'ignore' });
+      if (built.status !== 0) throw new Error('the agent bundle did not build');
+    }
+    if (opts.profileDir) mkdirSync(opts.profileDir, { recursive: true });
+    world.server = await ServerProcess.start({
+      GATEHOUSE_LOG_LEVEL: 'warn',
+      // The limits the benchmark's sshd has (MaxStartups 200:30:300): 100 sign-ins at once from one address.
+      GATEHOUSE_SSH_MAX_STARTUPS: '200:30:300',
+      GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: '200',
+      // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
+      GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
+      ...world.profileEnv('server'),
+    });
+    world.owner = await world.server.setup();
+    const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
+    world.namespace = ns.body.name as string;
+    const wanted = Object.entries(opts.agents ?? { 'bench-device': AGENT_BUNDLE });
+    for (const [i, [name, bundle]] of wanted.entries()) await world.startAgent(name, bundle, i);
+    return world;
+  }
+
+  private profileEnv(name: string): Record<string, string> {
+    if (!this.profileDir) return {};
+    // NODE_OPTIONS refuses --cpu-prof: a preloaded script runs the same V8 profiler.
+    return {
+      NODE_OPTIONS: `--require ${path.resolve('bench/ssh/cpu-profile.cjs')}`,
+      GATEHOUSE_CPU_PROFILE: path.join(this.profileDir, `${name}.cpuprofile`),
+    };
+  }
+
+  /** Starts an agent, and accepts its device once it registers; resolves when it is online. */
+  private async startAgent(name: string, bundle: string, index: number): Promise<void> {
+    const child = spawn(process.execPath, [bundle], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/root',
+        GATEHOUSE_SERVER_ADDRESS: this.server.url,
+        GATEHOUSE_TENANT_ID: this.owner.tenant,
+        GATEHOUSE_PRIVATE_KEY: path.join(this.dir, `${name}.key`),
+        GATEHOUSE_PREFERRED_HOSTNAME: name,
+        GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
+        GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
+        ...this.profileEnv(`agent-${name}`),
+      },
+      stdio: ['ignore', 'ignore', process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const agent: BenchAgent = { name, bundle, child, exited, uid: '' };
+    this.agents.push(agent);
+    agent.uid = await this.waitForDevice(name);
+    const accepted = await this.api('PATCH', `/api/devices/${agent.uid}/accept`);
+    if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
+    for (let i = 0; i < 300; i++) {
+      if ((await this.api('GET', `/api/devices/${agent.uid}`)).body.online) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the agent of ${name} never came online`);
+  }
+
+  private async waitForDevice(name: string): Promise<string> {
+    for (let i = 0; i < 300; i++) {
+      const res = await this.api('GET', '/api/devices?status=pending&per_page=100');
+      const list = (Array.isArray(res.body) ? res.body : (res.body?.items ?? [])) as {
+        uid: string;
+        name: string;
+      }[];
+      const found = list.find((d) => d.name === name);
+      if (found) return found.uid;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`device ${name} never registered`);
+  }
+
+  api(method: string, p: string, body?: unknown) {
+    return this.server.api(method, p, { token: this.owner.token, ...(body === undefined ? {} : { body }) });
+  }
+
+  get sshPort(): number {
+    return this.server.sshPort;
+  }
+
+  /** `<user>@<namespace>.<device>`, of the first agent's device unless named. */
+  target(user = 'root', device = this.agents[0]?.name ?? ''): string {
+    return `${user}@${this.namespace}.${device}`;
+  }
+
+  sshOptions(): string[] {
+    return [
+      '-F',
+      '/dev/null',
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      `UserKnownHostsFile=${path.join(this.dir, 'known_hosts')}`,
+      '-o',
+      'GlobalKnownHostsFile=/dev/null',
+      '-o',
+      'ConnectTimeout=60',
+    ];
+  }
+
+  keyOptions(keyFile: string): string[] {
+    return [
+      '-i',
+      keyFile,
+      '-o',
+      'IdentitiesOnly=yes',
+      '-o',
+      'PreferredAuthentications=publickey',
+      '-o',
+      'BatchMode=yes',
+    ];
+  }
+
+  /** A fresh Ed25519 key registered for every user and host of the namespace. */
+  async keyForEveryHost(name: string): Promise<{ file: string; data: string }> {
+    let pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: name });
+    while (ssh2.utils.parseKey(pair.private) instanceof Error) {
+      pair = ssh2.utils.generateKeyPairSync('ed25519', { comment: name });
+    }
+    const file = path.join(this.dir, `${name}-key`);
+    writeFileSync(file, pair.private, { mode: 0o600 });
+    const data = Buffer.from(pair.public).toString('base64');
+    const created = await this.api('POST', '/api/sshkeys/public-keys', {
+      name,
+      data,
+      username: '.*',
+      filter: { hostname: '.*' },
+    });
+    if (created.status !== 200) throw new Error(`registering ${name} answered ${created.status}`);
+    return { file, data };
+  }
+
+  /** The server's and the agents' process ids (for CPU accounting). */
+  get pids(): number[] {
+    return [this.server.child?.pid ?? 0, ...this.agents.map((a) => a.child.pid ?? 0)];
+  }
+
+  /** Stops the agents and the server (their profiles are written as they exit). */
+  async stop(): Promise<void> {
+    for (const a of this.agents) {
+      if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGTERM');
+      await a.exited;
+    }
+    await this.server?.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

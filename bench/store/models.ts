@@ -1,0 +1,266 @@
+/**
+ * What the store's models cost where it matters (issue 13, item 3): boot time, the device list of a namespace holding
+ * 100,000 devices, and the agent's availability call. Each checkout given runs as its own server process
+ * (`node <checkout>/bin/gatehouse.js serve`) on a fresh PostgreSQL database, in interleaved rounds, so a before
+ * and an after are measured in one run on the same machine load.
+ *
+ *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
+ *     node --import tsx bench/store/models.ts [--rounds 3] [--devices 100000] [checkout ...]
+ *
+ * With no checkout named, only this one is measured. A checkout needs its node_modules (`cp -al` of this one's
+ * will do for a commit of the same lockfile).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { agentAuthRequest } from '../../test/support/device-keys';
+import { dropDatabase, freshDatabase } from '../../test/support/server';
+
+const args = process.argv.slice(2);
+function option(name: string, fallback: number): number {
+  const i = args.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const [value] = args.splice(i, 2).slice(1);
+  return Number(value);
+}
+const rounds = option('rounds', 3);
+const deviceCount = option('devices', 100_000);
+const checkouts = args.length ? args.map((a) => path.resolve(a)) : [path.resolve('.')];
+const LIST_CALLS = Number(process.env.LIST_CALLS ?? 40);
+const AUTH_DEVICES = 100;
+const AUTH_CALLS = Number(process.env.AUTH_CALLS ?? 500);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts a server of `checkout`; resolves with the milliseconds until its first `/info` answer. */
+async function start(
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+  url: string,
+): Promise<{ child: ChildProcess; ms: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [path.join(checkout, 'bin/gatehouse.js'), 'serve'], {
+    cwd: checkout,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/info`)).ok) return { child, ms: performance.now() - started };
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`server of ${checkout} exited during boot`);
+    if (performance.now() - started > 120_000) throw new Error('no /info answer within 120 s');
+    await sleep(10);
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function json(res: Response): Promise<Record<string, unknown>> {
+  if (!res.ok) throw new Error(`${res.url} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** 100,000 accepted devices in the namespace, written in one statement (the list reads them, nothing else). */
+async function seedDevices(databaseUrl: string, tenant: string, n: number): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into devices (uid, tenant_id, name, identity, info, public_key, hostname, status, last_seen, tags)
+       select 'f' || lpad(to_hex(i), 63, '0'), $1, 'dev-' || i,
+              jsonb_build_object('mac', '02:00:00:00:00:00'),
+              '{"id":"debian","pretty_name":"Debian GNU/Linux 12","version":"0.2.0","arch":"amd64","platform":"native"}',
+              'seeded', 'dev-' || i, 'accepted', now() - (i || ' seconds')::interval,
+              case when i % 2 = 0 then array['prod'] else array['lab', 'edge'] end
+       from generate_series(1, $2::int) as i`,
+      [tenant, n],
+    );
+    await client.query('analyze devices');
+  } finally {
+    await client.end();
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+type Series = Record<string, number[]>;
+const results = new Map<string, Series>();
+function record(checkout: string, name: string, values: number[]): void {
+  const series = results.get(checkout) ?? {};
+  results.set(checkout, series);
+  series[name] = [...(series[name] ?? []), ...values];
+}
+
+async function timed(n: number, call: () => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await call();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
+
+async function measure(checkout: string): Promise<void> {
+  const databaseUrl = await freshDatabase();
+  if (!databaseUrl) throw new Error('set TEST_DATABASE_URL: the figures are for PostgreSQL');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-models-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GATEHOUSE_DATABASE_URL: databaseUrl,
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_HTTP_PORT: String(port),
+    GATEHOUSE_SSH_PORT: String(await freePort()),
+    GATEHOUSE_LOG_LEVEL: 'warn',
+    GATEHOUSE_REGISTRATIONS_PER_MINUTE: '1000000',
+    GATEHOUSE_PENDING_DEVICES: '1000000',
+  };
+  let server: ChildProcess | undefined;
+  try {
+    const first = await start(checkout, env, url);
+    server = first.child;
+    record(checkout, 'boot, fresh database (migrations) ms', [first.ms]);
+
+    const setup = spawn(process.execPath, [path.join(checkout, 'bin/gatehouse.js'), 'setup-url'], {
+      cwd: checkout,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let setupOut = '';
+    setup.stdout?.on('data', (c: Buffer) => {
+      setupOut += c.toString();
+    });
+    await once(setup, 'exit');
+    const sign = new URL(setupOut.trim()).searchParams.get('sign');
+    const user = { name: 'Bench', username: 'bench', email: 'bench@example.com', password: 'bench-pass' };
+    await json(
+      await fetch(`${url}/api/setup?sign=${sign}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(user),
+      }),
+    );
+    const login = await json(
+      await fetch(`${url}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'bench', password: 'bench-pass' }),
+      }),
+    );
+    const tenant = login.tenant as string;
+    const auth = { authorization: `Bearer ${login.token as string}` };
+    await seedDevices(databaseUrl, tenant, deviceCount);
+
+    const lists: [string, string][] = [
+      ['device list, first page (10, last_seen desc)', '/api/devices'],
+      [
+        'device list, page 500 of 100 by name asc',
+        '/api/devices?page=500&per_page=100&sort_by=name&order_by=asc',
+      ],
+      [
+        'device list, filter name contains',
+        `/api/devices?filter=${encodeURIComponent(b64([{ type: 'property', params: { name: 'name', operator: 'contains', value: 'dev-42' } }]))}`,
+      ],
+    ];
+    for (const [name, p] of lists) {
+      const check = await fetch(url + p, { headers: auth });
+      if (!check.ok || Number(check.headers.get('x-total-count')) < 1)
+        throw new Error(`${p} answered ${check.status} total ${check.headers.get('x-total-count')}`);
+      await check.arrayBuffer();
+      await timed(10, async () => void (await (await fetch(url + p, { headers: auth })).arrayBuffer()));
+      record(
+        checkout,
+        `${name} ms`,
+        await timed(LIST_CALLS, async () => {
+          const res = await fetch(url + p, { headers: auth });
+          await res.arrayBuffer();
+          if (!res.ok) throw new Error(`${p} answered ${res.status}`);
+        }),
+      );
+    }
+
+    // The availability call of known devices (the path every agent takes every 30 s).
+    const agents = Array.from({ length: AUTH_DEVICES }, (_, i) => ({
+      tenant,
+      hostname: `agent-${i}`,
+      mac: `02:00:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+      keyLabel: `bench-models-${i}`,
+    }));
+    const authCall = async (i: number) => {
+      const req = agentAuthRequest(agents[i % agents.length] as (typeof agents)[number]);
+      const t = performance.now();
+      const res = await fetch(`${url}/api/devices/auth`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...req.headers },
+        body: JSON.stringify(req.body),
+      });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`auth answered ${res.status}`);
+      return performance.now() - t;
+    };
+    for (let i = 0; i < AUTH_DEVICES; i++) await authCall(i);
+    const authTimes: number[] = [];
+    for (let i = 0; i < AUTH_CALLS; i++) authTimes.push(await authCall(i));
+    record(checkout, 'agent auth, known device ms', authTimes);
+
+    await stop(server);
+    server = undefined;
+    const again = await start(checkout, env, url);
+    server = again.child;
+    record(checkout, 'boot, restart ms', [again.ms]);
+  } finally {
+    if (server) await stop(server);
+    await dropDatabase(databaseUrl);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  for (let r = 0; r < rounds; r++) {
+    // Alternate which checkout goes first, so neither always meets a warmer database server.
+    const order = r % 2 === 0 ? checkouts : [...checkouts].reverse();
+    for (const checkout of order) {
+      console.error(`round ${r + 1}/${rounds}: ${checkout}`);
+      await measure(checkout);
+    }
+  }
+  const names = Object.keys(results.get(checkouts[0] as string) ?? {});
+  console.log(`| figure | ${checkouts.map((c) => `${path.basename(c)} p50 / p99 (n)`).join(' | ')} |`);
+  console.log(`|---|${checkouts.map(() => '---').join('|')}|`);
+  for (const name of names) {
+    const cells = checkouts.map((c) => {
+      const xs = [...(results.get(c)?.[name] ?? [])].sort((a, b) => a - b);
+      return `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)} (${xs.length})`;
+    });
+    console.log(`| ${name} | ${cells.join(' | ')} |`);
+  }
+}
+
+await main();
