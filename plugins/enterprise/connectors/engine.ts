@@ -99,7 +99,8 @@ export function engineError(err: unknown): string {
  */
 export async function resizeExec(exec: Docker.Exec, rows: number, cols: number): Promise<void> {
   try {
-    await exec.resize({ h: rows, w: cols });
+    // Bounded: input to the exec waits for its resize (exec.ts), so an engine that never answers must not stall it.
+    await exec.resize({ h: rows, w: cols, abortSignal: AbortSignal.timeout(ENGINE_TIMEOUT_MS) });
   } catch (err) {
     if ((err as { statusCode?: number }).statusCode === 201) return;
     throw err;

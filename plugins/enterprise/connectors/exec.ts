@@ -38,6 +38,8 @@ export class ContainerExec {
   private readonly exits: ((exit: ExecExit) => void)[] = [];
   private readonly closes: (() => void)[] = [];
   private closed = false;
+  /** The last resize asked for; it settles once the engine answered, well or not. */
+  private resized: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly exec: Docker.Exec,
@@ -45,9 +47,13 @@ export class ContainerExec {
     tty: boolean,
   ) {
     this.stdin = new Writable({
+      // Input waits for a resize asked for before it, so a program started right after a window change (a user
+      // resizes, then runs vim) reads the new size: the resize is an API call, the input a byte stream.
       write: (chunk: Buffer, _encoding, callback) => {
-        if (socket.destroyed) return callback();
-        socket.write(chunk, () => callback());
+        this.resized.then(() => {
+          if (socket.destroyed) return callback();
+          socket.write(chunk, () => callback());
+        });
       },
       // The user's end of input half-closes the connection: the process reads EOF and may still write.
       final: (callback) => {
@@ -95,7 +101,7 @@ export class ContainerExec {
   resize(size: { cols: number; rows: number }): void {
     if (this.closed) return;
     // A resize the engine refuses (the exec just ended) changes nothing worth telling the user.
-    resizeExec(this.exec, size.rows, size.cols).catch(() => undefined);
+    this.resized = this.resized.then(() => resizeExec(this.exec, size.rows, size.cols)).catch(() => undefined);
   }
 
   signal(_name: string): void {}
