@@ -49,7 +49,8 @@ export class Terminal {
     let seen = this.output.length;
     let since = Date.now();
     while (Date.now() - since < quietMs) {
-      if (Date.now() - started > timeoutMs) throw new Error(`never quiet; saw ${JSON.stringify(this.output)}`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`never quiet; saw ${JSON.stringify(this.output)}`);
       await new Promise((r) => setTimeout(r, 25));
       if (this.output.length !== seen) {
         seen = this.output.length;

@@ -30,7 +30,7 @@ describe('installing the agent from the server with the documented command', fun
       // The documented command pipes into sudo and installs system files; CI runs it as root with sudo present.
       this.skip();
     }
-    execFileSync(process.execPath, ['--import', 'tsx', join(agentDir, 'build.ts')], { cwd: agentDir });
+    // The bundle under test is this checkout's: the suite's global setup (test/support/global-setup.ts) built it.
     server = await GatehouseServer.start({ ssh: true });
     root = mkdtempSync(join(tmpdir(), 'gatehouse-install-'));
   });
