@@ -44,7 +44,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Tree
   const http = (tree.http ?? {}) as Tree;
   tree.publicUrl ??= `http://localhost:${String(http.port ?? 8080)}`;
   tree.dataDir = path.resolve(String(tree.dataDir ?? './data'));
-  return validateConfig(tree);
+  const config = validateConfig(tree);
+  // One form for every link the server makes (setup, invitations, SAML, MFA reset): no trailing slash, so
+  // `${publicUrl}/path` never doubles it.
+  config.publicUrl = config.publicUrl.replace(/\/+$/, '');
+  return config;
 }
 
 export function validateConfig(tree: Tree): Config {

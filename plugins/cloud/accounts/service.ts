@@ -86,10 +86,6 @@ export class AccountService {
     return User.bindKnex(this.db).query(trx);
   }
 
-  private base(): string {
-    return this.config.publicUrl.replace(/\/+$/, '');
-  }
-
   /** Without outgoing mail no account can be verified or recovered: the same 503 for everyone. */
   private needMail(): void {
     if (!this.mailer.configured)
@@ -130,7 +126,7 @@ export class AccountService {
   }
 
   private mailVerification(user: UserRow, token: string): void {
-    const link = `${this.base()}/validation_account?${new URLSearchParams({ email: user.email, token })}`;
+    const link = `${this.config.publicUrl}/validation_account?${new URLSearchParams({ email: user.email, token })}`;
     this.outbox.post(
       {
         to: user.email,
@@ -170,7 +166,7 @@ export class AccountService {
     const user = await this.users.findByLogin(identifier);
     if (!user || user.status === 'disabled') return;
     const token = await this.accountTokens.issue(user.id, 'recover');
-    const link = `${this.base()}/reset-password?${new URLSearchParams({ uid: user.id, token })}`;
+    const link = `${this.config.publicUrl}/reset-password?${new URLSearchParams({ uid: user.id, token })}`;
     this.outbox.post(
       {
         to: user.email,

@@ -102,7 +102,7 @@ export class InvitationService {
   /** The link of the console's accept-invite page (it leads on to sign-up when the address has no account). */
   link(tenantId: string, id: string, sig: string): string {
     const query = new URLSearchParams({ 'tenant-id': tenantId, 'user-id': id, sig });
-    return `${this.config.publicUrl.replace(/\/+$/, '')}/accept-invite?${query}`;
+    return `${this.config.publicUrl}/accept-invite?${query}`;
   }
 
   /**

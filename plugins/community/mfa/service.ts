@@ -217,7 +217,7 @@ export class MfaService {
       JSON.stringify({ main: digest(main), recovery: digest(recovery) }),
       RESET_CODE_SECONDS,
     );
-    const link = `${publicUrl.replace(/\/$/, '')}/mfa/reset/${user.id}`;
+    const link = `${publicUrl}/mfa/reset/${user.id}`;
     for (const [to, code] of [
       [user.email, main],
       [recoveryEmail, recovery],

@@ -14,5 +14,5 @@ export function checkSetupSignature(keys: InstanceKeys, signature: string): bool
 }
 
 export function setupUrl(publicUrl: string, keys: InstanceKeys): string {
-  return `${publicUrl.replace(/\/+$/, '')}/setup?sign=${setupSignature(keys)}`;
+  return `${publicUrl}/setup?sign=${setupSignature(keys)}`;
 }

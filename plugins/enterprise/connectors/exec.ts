@@ -101,7 +101,9 @@ export class ContainerExec {
   resize(size: { cols: number; rows: number }): void {
     if (this.closed) return;
     // A resize the engine refuses (the exec just ended) changes nothing worth telling the user.
-    this.resized = this.resized.then(() => resizeExec(this.exec, size.rows, size.cols)).catch(() => undefined);
+    this.resized = this.resized
+      .then(() => resizeExec(this.exec, size.rows, size.cols))
+      .catch(() => undefined);
   }
 
   signal(_name: string): void {}

@@ -103,7 +103,7 @@ export class SamlService {
 
   /** This server as a service provider: its entity ID, assertion consumer and metadata addresses. */
   sp(settings = this.settings) {
-    const base = this.config.publicUrl.replace(/\/$/, '');
+    const base = this.config.publicUrl;
     const metadataUrl = `${base}/api/user/saml/metadata`;
     return {
       entityId: settings?.spEntityId || metadataUrl,

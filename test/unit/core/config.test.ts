@@ -29,6 +29,15 @@ describe('configuration', () => {
     expect(c.publicUrl).to.equal('http://localhost:9000');
   });
 
+  it('keeps the public URL without a trailing slash, so links made from it never double one', () => {
+    expect(loadConfig({ GATEHOUSE_PUBLIC_URL: 'https://gate.example.com/' }).publicUrl).to.equal(
+      'https://gate.example.com',
+    );
+    expect(loadConfig({ GATEHOUSE_PUBLIC_URL: 'https://example.com/gatehouse//' }).publicUrl).to.equal(
+      'https://example.com/gatehouse',
+    );
+  });
+
   it('stops on an invalid value with a message naming the key and its variable', () => {
     expect(() => loadConfig({ GATEHOUSE_HTTP_PORT: 'eighty' })).to.throw(
       ConfigError,
