@@ -18,7 +18,7 @@ import type { Middleware } from 'koa';
 import { PasswordHashing } from './auth/password';
 import { TokenService } from './auth/tokens';
 import { type Cache, createCache } from './cache';
-import { ConfigError, loadConfig } from './config/load';
+import { ConfigError, editionPlugins, loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { Hooks } from './hooks';
 import { consoleModulesRouter } from './http/console-modules';
@@ -234,7 +234,11 @@ export class Kernel {
   }
 
   openapi(): Record<string, unknown> {
-    return openapiDocument(this.routes, { edition: this.config.edition, version });
+    // An operator's own list (the edition's plugins and more) is named in the title, so a document exported from
+    // it is not mistaken for the edition's own.
+    const bundled = editionPlugins(this.config.edition);
+    const added = this.plugins.map((p) => p.name).filter((name) => !bundled.includes(name));
+    return openapiDocument(this.routes, { edition: this.config.edition, version, added });
   }
 
   /** Opens the store and migrates it (the part of start that CLI commands need). */

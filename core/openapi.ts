@@ -25,7 +25,10 @@ const errorAnswers: Record<string, Json> = {
  * The OpenAPI 3.1 document of one edition, generated from the same route tables that drive validation and
  * permission checks, so it cannot drift from the code.
  */
-export function openapiDocument(routes: RegisteredRoute[], meta: { edition: string; version: string }): Json {
+export function openapiDocument(
+  routes: RegisteredRoute[],
+  meta: { edition: string; version: string; added?: string[] },
+): Json {
   const paths: Record<string, Record<string, Json>> = {};
   const tags = new Set<string>();
   for (const r of [...routes].sort((a, b) => a.path.localeCompare(b.path))) {
@@ -37,7 +40,7 @@ export function openapiDocument(routes: RegisteredRoute[], meta: { edition: stri
   return {
     openapi: '3.1.0',
     info: {
-      title: `Gatehouse API (${meta.edition} edition)`,
+      title: `Gatehouse API (${meta.edition} edition${meta.added?.length ? ` with ${meta.added.join(', ')}` : ''})`,
       version: meta.version,
       description:
         'The HTTP API of Gatehouse, generated from the server route tables. Not yet stable. ' +

@@ -51,6 +51,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Tree
   return config;
 }
 
+/** The plugins an edition's own file lists (config/<edition>.yaml), before any operator's changes. */
+export function editionPlugins(edition: string): string[] {
+  const listed = readYaml(path.join(configDir, `${edition}.yaml`)).plugins;
+  return Array.isArray(listed) ? listed.map(String) : [];
+}
+
 export function validateConfig(tree: Tree): Config {
   const validate = createAjv().compile<Config>(configSchema);
   if (validate(tree)) return tree;

@@ -82,6 +82,7 @@ describe('editions and custom plugin lists', function () {
       for (const edition of ['community', 'enterprise', 'cloud']) {
         const doc = JSON.parse(await gatehouse({}, 'openapi', edition));
         expect(doc.openapi, edition).to.equal('3.1.0');
+        expect(doc.info.title).to.equal(`Gatehouse API (${edition} edition)`);
         expect(paths(doc), edition).to.include('/api/login');
         docs.push(doc);
       }
@@ -94,6 +95,8 @@ describe('editions and custom plugin lists', function () {
     it("prints a custom list's document and runs its plugin's command", async () => {
       const doc = JSON.parse(await gatehouse({ GATEHOUSE_CONFIG: customConfig }, 'openapi'));
       expect(paths(doc)).to.include.members(['/api/login', '/api/greeting']);
+      // Not mistaken for the edition's own document: the title names what the operator added.
+      expect(doc.info.title).to.equal('Gatehouse API (community edition with greeting)');
       const out = await gatehouse({ GATEHOUSE_CONFIG: customConfig }, 'greet', 'Grace', '--loud');
       // A first command on a fresh data directory also logs the secret key it generated; the answer is the last line.
       expect(out.trimEnd().split('\n').at(-1)).to.equal('HELLO GRACE');
