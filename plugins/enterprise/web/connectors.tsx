@@ -1,6 +1,7 @@
 import {
   Button,
   Card,
+  ConfirmDialog,
   createColumnHelper,
   DataTable,
   Dialog,
@@ -14,8 +15,7 @@ import {
   TextField,
   useAction,
   useApi,
-  useResource,
-  useTableQuery,
+  usePagedList,
   useToast,
   useUser,
 } from '@gatehouse/console';
@@ -94,10 +94,10 @@ export function ConnectorsPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
-  const [query, setQuery] = useTableQuery();
-  const connectors = useResource(
-    () => api.page<Connector>(calls.listConnectors, { query: { page: query.page, per_page: query.perPage } }),
-    [api, query.page, query.perPage, user.tenant],
+  const { list: connectors, table: connectorsTable } = usePagedList(
+    (query) =>
+      api.page<Connector>(calls.listConnectors, { query: { page: query.page, per_page: query.perPage } }),
+    [api, user.tenant],
   );
   const [form, setForm] = useState<ConnectorForm | null>(null);
   const [removing, setRemoving] = useState<Connector | null>(null);
@@ -256,12 +256,7 @@ export function ConnectorsPage() {
         <DataTable
           label="Connectors"
           columns={columns}
-          page={connectors.data}
-          loading={connectors.loading}
-          error={connectors.error}
-          onRetry={connectors.reload}
-          query={query}
-          onQuery={setQuery}
+          {...connectorsTable}
           rowKey={(c) => c.uid}
           empty={
             <Empty title="No connectors" icon={icons.plug}>
@@ -386,29 +381,21 @@ export function ConnectorsPage() {
           </dl>
         ) : null}
       </Dialog>
-      <Dialog
-        open={Boolean(removing)}
+      <ConfirmDialog
+        subject={removing}
         title="Delete this connector?"
         description="Its containers stop being devices of this namespace: pending ones go, accepted ones are removed."
-        onClose={() => setRemoving(null)}
-        submitLabel="Delete"
-        submitVariant="danger"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!removing) return;
-          const ok = await action.run(() =>
-            api.call(calls.deleteConnector, {
-              params: { uid: removing.uid },
-              context: 'Could not delete the connector',
-            }),
-          );
-          if (ok) {
-            toast('Connector deleted');
-            setRemoving(null);
-            connectors.reload();
-          }
+        onConfirm={(connector) =>
+          api.call(calls.deleteConnector, {
+            params: { uid: connector.uid },
+            context: 'Could not delete the connector',
+          })
+        }
+        onDone={() => {
+          toast('Connector deleted');
+          connectors.reload();
         }}
+        onClose={() => setRemoving(null)}
       />
     </>
   );

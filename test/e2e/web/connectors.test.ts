@@ -161,4 +161,19 @@ describe('console: connectors, containers and a container terminal (enterprise, 
       true,
     );
   });
+
+  it('deletes a connector after asking, and its containers stop being devices', async () => {
+    await page.getByRole('navigation', { name: 'Primary' }).getByRole('link', { name: 'Connectors' }).click();
+    const row = page.getByRole('row', { name: new RegExp(`127\\.0\\.0\\.1:${engine.port}`) });
+    await row.getByRole('button', { name: /Delete/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this connector?' });
+    await expectAccessible(page, 'delete connector dialog');
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('Connector deleted').waitFor();
+    await row.waitFor({ state: 'detached' });
+    // The unreachable one of the test before stays.
+    await page.getByRole('row', { name: /127\.0\.0\.1:1\b/ }).waitFor();
+    const containers = (await (await api('/api/containers?status=accepted')).json()) as { name: string }[];
+    expect(containers.map((c) => c.name)).to.not.include('web-box');
+  });
 });
