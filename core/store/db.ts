@@ -34,6 +34,9 @@ export function openDatabase(
         // Migrations may rightly run for minutes on a large store: they get no query timeout.
         ...(opts.unboundedQueries ? {} : { query_timeout: queryTimeout * 1000 }),
         keepAlive: true,
+        // No JIT compilation: the server's queries are short, and PostgreSQL's cost model turned JIT on for a deep
+        // page of a 100,000-device list, where compiling took 270 ms of a 284 ms query (bench/RESULTS.md).
+        options: '-c jit=off',
       },
       pool: { min: 0, max: poolMax },
       acquireConnectionTimeout: (connectTimeout + queryTimeout) * 1000,
