@@ -4,6 +4,7 @@
  *
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
  *     node --import tsx bench/store/agent-upsert.ts [--rounds 5] [--calls 2000] [--devices 10000] [--parallel 50]
+ *     [--last-seen-index]
  *
  * Three ways to refresh a known device and read its namespace's name, each on the same database in interleaved
  * rounds (order alternating), called one after another (latency) and `--parallel` at a time (throughput):
@@ -32,6 +33,12 @@ const rounds = option('rounds', 5);
 const calls = option('calls', 2000);
 const deviceCount = option('devices', 10_000);
 const parallel = option('parallel', 50);
+/**
+ * `--last-seen-index`: first add an index holding last_seen, the one an index-ordered device list would need
+ * (issue 16), to see what it costs this call: every refresh then writes to every index of the table (no heap-only
+ * update).
+ */
+const lastSeenIndex = args.includes('--last-seen-index');
 
 if (!process.env.TEST_DATABASE_URL) {
   console.error('set TEST_DATABASE_URL: the figures are for PostgreSQL');
@@ -57,6 +64,10 @@ try {
      from generate_series(1, ?::int) as i`,
     [tenant, deviceCount],
   );
+  if (lastSeenIndex)
+    await db.raw(
+      'create index devices_last_seen_bench on devices (tenant_id, kind, status, last_seen desc nulls last)',
+    );
   await db.raw('analyze devices');
   const uidOf = (i: number) => `f${(i + 1).toString(16).padStart(63, '0')}`;
   const info = JSON.stringify({
@@ -157,6 +168,15 @@ try {
       50,
     );
   const base = { p50: 0, p99: 0, rate: 0 };
+  const hot = await db.raw<{ rows: { n_tup_upd: number; n_tup_hot_upd: number }[] }>(
+    `select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relname = 'devices'`,
+  );
+  const stats = hot.rows[0];
+  console.log(
+    `${lastSeenIndex ? 'with' : 'without'} an index holding last_seen; heap-only updates ${stats?.n_tup_hot_upd} of ${
+      stats?.n_tup_upd
+    } (statistics may lag by a few hundred)`,
+  );
   console.log(
     `${deviceCount} devices, ${rounds} rounds of ${calls} calls one at a time and ${calls} calls ${parallel} at a time; ` +
       `pool of ${server.kernel.config.database.poolMax}`,
