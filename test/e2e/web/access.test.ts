@@ -120,7 +120,8 @@ describe('web console: firewall rules and tags', function () {
     await dialog.getByLabel('Applies to').selectOption('tags');
     await dialog.getByLabel('Tags').fill('prod, edge');
     await dialog.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Rule saved').first().waitFor();
+    // The dialog closes once the save answered; the previous test's 'Rule saved' toast may still be on screen.
+    await dialog.waitFor({ state: 'hidden' });
     await page.getByRole('button', { name: 'Add rule' }).first().click();
     dialog = page.getByRole('dialog', { name: 'Add a firewall rule' });
     await dialog.getByLabel('Priority').fill('20');
