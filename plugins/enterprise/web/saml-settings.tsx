@@ -17,7 +17,7 @@ import {
   useResource,
   useToast,
 } from '@gatehouse/console';
-import { type FormEvent, useEffect, useState } from 'react';
+import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react';
 import { calls } from './api';
 
 /** GET /api/admin/saml. */
@@ -59,6 +59,16 @@ const fieldProblems: Record<string, string> = {
   sp_private_key: 'Paste the PEM private key that belongs to the signing certificate.',
   sp_certificate: 'Paste the PEM certificate of the signing key.',
 };
+
+/** The form's text fields: each is edited as is and answered for by its own error. */
+type TextKey =
+  | 'idp_metadata_url'
+  | 'idp_metadata_xml'
+  | 'idp_entity_id'
+  | 'idp_sso_url'
+  | 'idp_certificate'
+  | 'sp_private_key'
+  | 'sp_certificate';
 
 interface Form {
   enabled: boolean;
@@ -129,6 +139,12 @@ export function SamlSettingsPage() {
   const fieldError = (field: string) =>
     bad.includes(field) ? (fieldProblems[field] ?? `Check the ${listFields([field])}.`) : null;
   const set = (patch: Partial<Form>) => setForm({ ...form, ...patch });
+  /** A text field's value, change handler and error, for one text key of the form. */
+  const bind = (key: TextKey) => ({
+    value: form[key],
+    onChange: (e: ChangeEvent<HTMLInputElement | HTMLTextAreaElement>) => set({ [key]: e.target.value }),
+    error: fieldError(key),
+  });
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -246,45 +262,27 @@ export function SamlSettingsPage() {
               <TextField
                 label="Metadata address"
                 type="url"
-                value={form.idp_metadata_url}
-                onChange={(e) => set({ idp_metadata_url: e.target.value })}
+                {...bind('idp_metadata_url')}
                 placeholder="https://idp.example.com/metadata"
-                error={fieldError('idp_metadata_url')}
               />
             ) : null}
             {form.source === 'metadata_xml' ? (
-              <TextArea
-                label="Metadata document"
-                value={form.idp_metadata_xml}
-                onChange={(e) => set({ idp_metadata_xml: e.target.value })}
-                rows={8}
-                spellCheck={false}
-                error={fieldError('idp_metadata_xml')}
-              />
+              <TextArea label="Metadata document" {...bind('idp_metadata_xml')} rows={8} spellCheck={false} />
             ) : null}
             {form.source === 'manual' ? (
               <>
-                <TextField
-                  label="Entity ID"
-                  value={form.idp_entity_id}
-                  onChange={(e) => set({ idp_entity_id: e.target.value })}
-                  error={fieldError('idp_entity_id')}
-                />
+                <TextField label="Entity ID" {...bind('idp_entity_id')} />
                 <TextField
                   label="Single sign-on address (HTTP-Redirect)"
                   type="url"
-                  value={form.idp_sso_url}
-                  onChange={(e) => set({ idp_sso_url: e.target.value })}
-                  error={fieldError('idp_sso_url')}
+                  {...bind('idp_sso_url')}
                 />
                 <TextArea
                   label="Signing certificate (PEM)"
-                  value={form.idp_certificate}
-                  onChange={(e) => set({ idp_certificate: e.target.value })}
+                  {...bind('idp_certificate')}
                   rows={6}
                   spellCheck={false}
                   hint="Several certificates one after the other while the identity provider rolls its key."
-                  error={fieldError('idp_certificate')}
                 />
               </>
             ) : null}
@@ -297,22 +295,18 @@ export function SamlSettingsPage() {
               <>
                 <TextArea
                   label="Signing key (PEM)"
-                  value={form.sp_private_key}
-                  onChange={(e) => set({ sp_private_key: e.target.value })}
+                  {...bind('sp_private_key')}
                   rows={4}
                   spellCheck={false}
                   autoComplete="off"
                   placeholder={s.sp_private_key_set ? 'A key is stored; leave empty to keep it.' : ''}
-                  error={fieldError('sp_private_key')}
                 />
                 <TextArea
                   label="Signing certificate of that key (PEM)"
-                  value={form.sp_certificate}
-                  onChange={(e) => set({ sp_certificate: e.target.value })}
+                  {...bind('sp_certificate')}
                   rows={4}
                   spellCheck={false}
                   hint="Published in this server's metadata for the identity provider."
-                  error={fieldError('sp_certificate')}
                 />
               </>
             ) : null}
