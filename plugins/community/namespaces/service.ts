@@ -89,13 +89,8 @@ export class NamespaceService {
     return role;
   }
 
-  async memberRole(tenantId: string, userId: string): Promise<Role | undefined> {
-    const row = await new TenantStore(this.db, tenantId)
-      .query(Member)
-      .where({ user_id: userId, status: 'accepted' })
-      .select('role')
-      .first();
-    return row && isRole(row.role) ? row.role : undefined;
+  memberRole(tenantId: string, userId: string): Promise<Role | undefined> {
+    return Member.acceptedRole(this.db, tenantId, userId);
   }
 
   /** Namespaces a user belongs to (or the one of an API key), newest first, with the total for X-Total-Count. */

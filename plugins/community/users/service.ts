@@ -262,13 +262,8 @@ export class UserService {
     return pick && isRole(pick.role) ? { tenant_id: pick.tenant_id, role: pick.role } : undefined;
   }
 
-  async membership(userId: string, tenantId: string): Promise<Role | undefined> {
-    const row = await new TenantStore(this.db, tenantId)
-      .query(Member)
-      .where({ user_id: userId, status: 'accepted' })
-      .select('role')
-      .first();
-    return row && isRole(row.role) ? row.role : undefined;
+  membership(userId: string, tenantId: string): Promise<Role | undefined> {
+    return Member.acceptedRole(this.db, tenantId, userId);
   }
 
   /** Signs a user token scoped to `tenantId` and builds the authentication result of SPEC.md section 3. */
