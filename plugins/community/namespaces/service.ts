@@ -7,7 +7,6 @@ import {
   fromDatabaseError,
   type Hooks,
   type InstanceKeys,
-  isRole,
   NotFound,
   type Role,
   roleAtLeast,

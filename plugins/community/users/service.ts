@@ -10,7 +10,6 @@ import {
   NotFound,
   type PasswordHashing,
   type Role,
-  TenantStore,
   type TokenClaims,
   type TokenService,
   Unauthorized,
