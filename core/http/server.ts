@@ -202,8 +202,10 @@ export function writeError(ctx: Context, err: unknown, log: Logger): void {
   if (err instanceof HttpError) {
     ctx.status = err.status;
     for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-    // Every 400 is the list of offending fields (SPEC.md section 8); one raised without names blames the body.
-    const fields = err.fields ?? (err.status === 400 ? ['body'] : undefined);
+    // Every 400 is the list of offending fields (SPEC.md section 8); one raised without names blames the body, except
+    // a billing refusal, which answers a message and a code (SPEC.md section 8: "Billing errors return a message
+    // and sometimes a code").
+    const fields = err.fields ?? (err.status === 400 && err.code === undefined ? ['body'] : undefined);
     ctx.body = fields ? fields : { message: err.message, ...(err.code ? { code: err.code } : {}) };
     return;
   }

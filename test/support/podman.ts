@@ -184,7 +184,8 @@ export async function startPodman(): Promise<PodmanEngine> {
       await service.stop();
       // Removes the containers, images and the storage's own mounts, then the directory.
       await podman('system', 'reset', '--force').catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      // A container's conmon and cleanup process may still write their exit files for a moment (ENOTEMPTY).
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     },
   };
 }

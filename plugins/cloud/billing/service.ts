@@ -1,6 +1,7 @@
 import {
   BadRequest,
   type Config,
+  HttpError,
   type Logger,
   NotFound,
   PaymentRequired,
@@ -181,7 +182,11 @@ export class BillingService {
     if (card?.default && sub && SERVING.has(sub.status)) {
       const other = view.payment_methods.find((m) => m.id !== paymentMethod);
       if (!other) {
-        throw new BadRequest('this card pays the running subscription; add another card before removing it');
+        throw new HttpError(
+          400,
+          'this card pays the running subscription; add another card before removing it',
+          { code: 'card_in_use' },
+        );
       }
       await this.setDefaultAt(customerId, other.id);
     }

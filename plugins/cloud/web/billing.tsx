@@ -3,6 +3,7 @@ import {
   ApiError,
   Button,
   Card,
+  ConfirmDialog,
   Empty,
   ErrorState,
   formatDate,
@@ -194,6 +195,7 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
   const toast = useToast();
   const action = useAction();
   const [method, setMethod] = useState('');
+  const [removing, setRemoving] = useState<PaymentMethod | null>(null);
   const customer = useResource(async () => {
     try {
       return await api.call<Customer>(calls.getCustomer, { context: 'Could not load the cards' });
@@ -220,8 +222,24 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
   };
   const cards = customer.data?.payment_methods ?? [];
 
+  const describe = (c: PaymentMethod) => `${c.brand} card ending ${c.number.slice(-4)}`;
   return (
     <Card title="Cards">
+      <ConfirmDialog
+        subject={removing}
+        title={(c) => `Remove the ${describe(c)}?`}
+        description="This namespace's invoices will no longer be charged to it."
+        confirmLabel="Remove"
+        onConfirm={(c) =>
+          api.call(calls.detachPaymentMethod, { body: { id: c.id }, context: 'Could not remove the card' })
+        }
+        onDone={() => {
+          toast('Card removed');
+          customer.reload();
+          onChange();
+        }}
+        onClose={() => setRemoving(null)}
+      />
       {customer.error ? (
         <ErrorState message={customer.error} onRetry={customer.reload} />
       ) : customer.data === undefined ? (
@@ -275,9 +293,7 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
                           <Button
                             size="sm"
                             variant="danger"
-                            onClick={() =>
-                              run('detachPaymentMethod', c.id, 'Could not remove the card', 'Card removed')
-                            }
+                            onClick={() => setRemoving(c)}
                             aria-label={`Remove the ${c.brand} card ending ${c.number.slice(-4)}`}
                           >
                             Remove

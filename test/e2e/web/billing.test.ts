@@ -80,4 +80,37 @@ describe('web console (cloud): subscribe, then accept a fourth device', function
     const id = (await api('GET', '/api/billing/subscription')).body.id as string;
     expect(await billedDevices(stripe, id)).to.equal(4);
   });
+
+  it('removes a card only after asking, and not the one paying the subscription while it is the only one', async () => {
+    await page.goto(`${server.url}/billing`);
+    const cards = page.getByRole('table', { name: 'Cards' });
+    await cards.getByText('**** **** **** 4242').waitFor();
+    const remove4242 = page.getByRole('button', { name: /Remove the .* card ending 4242/ });
+    const dialog = page.getByRole('dialog', { name: /Remove the .* card ending 4242\?/ });
+    await remove4242.click();
+    await expectAccessible(page, 'remove card dialog');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    // The only card pays the running subscription: the server refuses, and the dialog says why.
+    await remove4242.click();
+    await dialog.getByRole('button', { name: 'Remove' }).click();
+    await dialog.getByText(/add another card before removing it/).waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await api('GET', '/api/billing/customer')).body.payment_methods).to.have.length(1);
+
+    // With a second card it goes, and the other becomes the default.
+    await page.getByLabel('Add a card').fill('pm_card_mastercard');
+    await page.getByRole('button', { name: 'Add card' }).click();
+    await cards.getByText('**** **** **** 4444').waitFor();
+    await remove4242.click();
+    await dialog.getByRole('button', { name: 'Remove' }).click();
+    await page.getByText('Card removed').waitFor();
+    await cards.getByText('**** **** **** 4242').waitFor({ state: 'detached' });
+    const left = (await api('GET', '/api/billing/customer')).body.payment_methods as {
+      number: string;
+      default: boolean;
+    }[];
+    expect(left.map((m) => [m.number.slice(-4), m.default])).to.deep.equal([['4444', true]]);
+  });
 });

@@ -208,6 +208,16 @@ describe('billing (cloud): the API against a local Stripe', function () {
     const again = await api('POST', '/api/billing/subscription');
     expect(again.body.id).to.equal(sub.body.id);
     expect((await api('GET', `/api/namespaces/${me.tenant}`)).body.max_devices).to.equal(-1);
+
+    // The only card now pays the subscription: removing it is refused with a message and a code, not a field list.
+    const [only] = (await api('GET', '/api/billing/customer')).body.payment_methods as { id: string }[];
+    const refused = await api('POST', '/api/billing/paymentmethod/detach', { id: only?.id });
+    expect(refused.status).to.equal(400);
+    expect(refused.body).to.deep.equal({
+      message: 'this card pays the running subscription; add another card before removing it',
+      code: 'card_in_use',
+    });
+    expect((await api('GET', '/api/billing/customer')).body.payment_methods).to.have.length(1);
   });
 
   it('then accepts a fourth and fifth device and reports each to Stripe as the quantity', async () => {
