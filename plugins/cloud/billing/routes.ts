@@ -118,9 +118,21 @@ export const billingRoutes = [
     role: 'owner',
     summary: 'Remove a card',
     description:
-      'The card paying a running subscription is replaced as default by another card first (400 if none).',
+      'The card paying a running subscription is replaced as default by another card first; when there is no other ' +
+      'card, 400 with the code `card_in_use`.',
     tags: ['billing'],
-    schema: { body: paymentMethodBody, response: { 200: customer, 404: null, ...failures } },
+    schema: {
+      body: paymentMethodBody,
+      response: {
+        200: customer,
+        400: T.Union([
+          T.Array(T.String(), { description: 'The invalid fields.' }),
+          T.Object({ message: T.String(), code: T.Literal('card_in_use') }),
+        ]),
+        404: null,
+        ...failures,
+      },
+    },
     async handler({ body, services, tenantId }) {
       return services.billing.detachPaymentMethod(tenantId(), body.id);
     },
