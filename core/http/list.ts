@@ -214,9 +214,12 @@ export async function listPage<Row>(
   qb: PageableQuery<Row>,
   query: { page: number; per_page: number },
   order?: { column: string; direction: 'asc' | 'desc' },
+  /** The total when the caller keeps it exactly (a kept count): the query is then not counted. */
+  known?: number,
 ): Promise<Page<Row>> {
   let total: number;
-  if ('resultSize' in qb) total = await qb.resultSize();
+  if (known !== undefined) total = known;
+  else if ('resultSize' in qb) total = await qb.resultSize();
   else {
     const counted = qb.clone().clearSelect().clearOrder().count<{ count: number }[]>({ count: '*' });
     const [{ count } = { count: 0 }] = await counted;

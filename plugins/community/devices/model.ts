@@ -26,7 +26,7 @@ export class Device extends TenantModel {
   declare hostname: string;
   declare status: DeviceStatus;
   declare status_update_at: Date;
-  /** Rewritten by every availability call: kept out of every index (a heap-only update, see the migration). */
+  /** Rewritten by every availability call; indexed for the list's default order (devices_recent_idx). */
   declare last_seen: Date;
   /** True while a tunnel of this device is up on some server. */
   declare connected: boolean;
@@ -48,4 +48,22 @@ export class Device extends TenantModel {
       },
     };
   }
+}
+
+/**
+ * How many devices of one kind a namespace has in each status: kept by a trigger on `devices` in the same
+ * transaction as every change (migrations/community/20261204000000_device_counts.ts), so it is exact. The device
+ * list's unfiltered total reads it instead of counting the namespace's rows.
+ */
+export class DeviceCount extends TenantModel {
+  static override tableName = 'device_counts';
+  static override idColumn = ['tenant_id', 'kind'];
+
+  declare tenant_id: string;
+  declare kind: DeviceKind;
+  declare accepted: number;
+  declare pending: number;
+  declare rejected: number;
+  declare removed: number;
+  declare unused: number;
 }

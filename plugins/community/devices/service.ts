@@ -29,7 +29,7 @@ import { type QueryBuilder, raw } from 'objection';
 import { Namespace } from '../namespaces/model';
 import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
-import { Device, type DeviceKind } from './model';
+import { Device, DeviceCount, type DeviceKind } from './model';
 import type { DeviceStatus, deviceAuthBody, deviceUpdate } from './schemas';
 
 /**
@@ -281,9 +281,11 @@ export class DeviceService {
     const cap = this.config.limits.pendingDevices;
     return this.db.transaction(async (trx) => {
       await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`devices:pending:${values.tenant}`]);
-      const [count] = (await trx('devices')
-        .where({ tenant_id: values.tenant, status: 'pending' })
-        .count({ n: '*' })) as { n: string | number }[];
+      // The kept counts: exact under the lock, since every insert and status change updates them in its own
+      // transaction.
+      const [count] = (await trx('device_counts')
+        .where({ tenant_id: values.tenant })
+        .sum({ n: 'pending' })) as { n: string | number | null }[];
       if (Number(count?.n ?? 0) >= cap) {
         throw new TooManyRequests(
           `namespace ${ns.name} already has ${cap} pending devices, the most it keeps waiting; accept, reject ` +
@@ -400,10 +402,14 @@ export class NamespaceDevices {
       .where('devices.kind', kind)
       .where('devices.status', query.status);
     applyFilter(matching as never, filter, filterFields);
-    const page = await listPage(matching.select('devices.uid'), query, {
-      column: sortColumns[query.sort_by] ?? 'devices.last_seen',
-      direction: query.order_by,
-    });
+    // Unfiltered, the total is the kept count (one row) rather than a count of the namespace's devices.
+    const kept = filter.length === 0 ? await keptCount(this.tenant, kind, query.status) : undefined;
+    const page = await listPage(
+      matching.select('devices.uid'),
+      query,
+      { column: sortColumns[query.sort_by] ?? 'devices.last_seen', direction: query.order_by },
+      kept,
+    );
     const uids = (page.items as unknown as { uid: string }[]).map((r) => r.uid);
     if (uids.length === 0) return { items: [], total: page.total };
     const shown = (await withShown(this.tenant.query(Device)).whereIn(
@@ -615,6 +621,16 @@ function withShown(q: QueryBuilder<Device>): QueryBuilder<Device> {
            limit 1) as identity_conflict`,
     ),
   );
+}
+
+/** How many devices of `kind` the namespace has in `status`, from the kept counts (`DeviceCount`). */
+export async function keptCount(
+  tenant: TenantStore,
+  kind: DeviceKind,
+  status: DeviceStatus,
+): Promise<number> {
+  const row = await tenant.query(DeviceCount).findById([tenant.tenantId, kind]).select(status);
+  return row ? Number(row[status]) : 0;
 }
 
 /** The namespace's device limit (-1: none) and the slots in use. */

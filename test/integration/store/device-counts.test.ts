@@ -1,0 +1,165 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { loadConfig } from '../../../core/config/load';
+import { openDatabase } from '../../../core/store/db';
+import { migrateLatest } from '../../../core/store/migrate';
+import * as deviceCounts from '../../../migrations/community/20261204000000_device_counts';
+import { communityEditionMigrations } from '../../support/migrations';
+import { dropDatabase, freshDatabase } from '../../support/server';
+
+const statuses = ['accepted', 'pending', 'rejected', 'removed', 'unused'] as const;
+
+/**
+ * The kept device counts (issue 16): a trigger keeps `device_counts` equal to a count of `devices` through every
+ * kind of change, including changes made at the same time on several connections, and the migration fills it from
+ * the rows already there.
+ */
+describe('store: kept device counts', () => {
+  let db: Knex;
+  let url: string | undefined;
+  const owner = 'c'.repeat(24);
+  const tenants = ['00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-00000000c002'];
+  let next = 0;
+
+  before(async () => {
+    url = await freshDatabase();
+    db = openDatabase(loadConfig({}, { database: { url, poolMax: 6 } }), { memory: !url });
+    await migrateLatest(db, communityEditionMigrations);
+    await db('users').insert({
+      id: owner,
+      name: 'Cee',
+      username: 'cee',
+      email: 'cee@example.com',
+      password_hash: 'x',
+    });
+    for (const [i, tenant_id] of tenants.entries())
+      await db('namespaces').insert({ tenant_id, name: `cee${i}`, owner });
+  });
+  after(async () => {
+    await db?.destroy();
+    await dropDatabase(url);
+  });
+
+  const device = (tenant_id: string, extra: Record<string, unknown> = {}) => {
+    next += 1;
+    return {
+      uid: `${next}`.padStart(64, '0'),
+      tenant_id,
+      name: `dev-${next}`,
+      identity: JSON.stringify({ mac: `02:00:00:00:${String(next % 100).padStart(2, '0')}:00` }),
+      info: JSON.stringify({
+        id: 'debian',
+        pretty_name: 'Debian',
+        version: '1',
+        arch: 'amd64',
+        platform: 'native',
+      }),
+      public_key: 'key',
+      ...extra,
+    };
+  };
+
+  /** The kept counts and a real count of the rows, in the same shape, for every tenant and kind. */
+  async function bothCounts(): Promise<{ kept: string[]; counted: string[] }> {
+    const kept = (await db('device_counts').select('*')) as Record<string, string | number>[];
+    const counted = (await db('devices')
+      .select('tenant_id', 'kind', 'status')
+      .count({ n: '*' })
+      .groupBy('tenant_id', 'kind', 'status')) as {
+      tenant_id: string;
+      kind: string;
+      status: string;
+      n: string;
+    }[];
+    const keptLines = kept.flatMap((r) =>
+      statuses.filter((s) => Number(r[s]) !== 0).map((s) => `${r.tenant_id} ${r.kind} ${s} ${Number(r[s])}`),
+    );
+    const countedLines = counted.map((r) => `${r.tenant_id} ${r.kind} ${r.status} ${Number(r.n)}`);
+    return { kept: keptLines.sort(), counted: countedLines.sort() };
+  }
+
+  async function expectExact(): Promise<void> {
+    const { kept, counted } = await bothCounts();
+    expect(kept).to.deep.equal(counted);
+  }
+
+  it('follows inserts, status changes, updates that keep the status, and deletes', async () => {
+    const [a, b] = tenants as [string, string];
+    await db('devices').insert([device(a), device(a), device(a, { status: 'accepted' }), device(b)]);
+    await db('devices').insert(device(a, { kind: 'container', status: 'accepted' }));
+    await expectExact();
+    const kept = await db('device_counts').where({ tenant_id: a, kind: 'device' }).first();
+    expect(kept).to.include({ accepted: 1, pending: 2, rejected: 0, removed: 0, unused: 0 });
+
+    const pendingUid = (await db('devices').where({ tenant_id: a, status: 'pending' }).first('uid')).uid;
+    await db('devices').where({ uid: pendingUid }).update({ status: 'accepted' });
+    await db('devices').where({ tenant_id: b }).update({ status: 'rejected' });
+    await expectExact();
+
+    // The availability call's shape: it names status in its SET list without changing it.
+    await db('devices')
+      .where({ tenant_id: a })
+      .update({
+        last_seen: db.fn.now(),
+        status: db.raw(`case when status = 'removed' then 'pending' else status end`),
+      });
+    await expectExact();
+    await db('devices').where({ uid: pendingUid }).update({ status: 'removed' });
+    await db('devices')
+      .where({ uid: pendingUid })
+      .update({ status: db.raw(`'pending'`) });
+    await db('devices').where({ tenant_id: b }).delete();
+    await expectExact();
+    // Nothing was left behind for the tenant whose devices were all deleted.
+    const emptied = await db('device_counts').where({ tenant_id: b }).first();
+    expect(statuses.map((s) => emptied[s])).to.deep.equal([0, 0, 0, 0, 0]);
+  });
+
+  it('leaves no count when a change is rolled back', async () => {
+    const before = await bothCounts();
+    const failed = await db
+      .transaction(async (trx) => {
+        await trx('devices').insert(device(tenants[0] as string));
+        await trx('devices').where({ tenant_id: tenants[0] }).update({ status: 'unused' });
+        throw new Error('roll back');
+      })
+      .catch((e: Error) => e.message);
+    expect(failed).to.equal('roll back');
+    expect(await bothCounts()).to.deep.equal(before);
+  });
+
+  it('stays exact under status changes made at the same time on several connections', async () => {
+    const tenant = tenants[0] as string;
+    const rows = Array.from({ length: 40 }, () => device(tenant));
+    await db('devices').insert(rows);
+    const cycle = ['accepted', 'rejected', 'pending', 'unused', 'removed'];
+    // Each device goes through every status, devices in parallel: the per-namespace row takes every change.
+    await Promise.all(
+      rows.map(async (r, i) => {
+        for (let step = 0; step < cycle.length; step++) {
+          await db('devices')
+            .where({ uid: r.uid })
+            .update({ status: cycle[(i + step) % cycle.length] });
+        }
+      }),
+    );
+    await Promise.all(rows.slice(0, 20).map((r) => db('devices').where({ uid: r.uid }).delete()));
+    await expectExact();
+  });
+
+  it('is filled from the rows already there when the migration runs, and goes with its namespace', async () => {
+    await deviceCounts.down(db);
+    expect(await db.schema.hasTable('device_counts')).to.equal(false);
+    await db('devices').insert([
+      device(tenants[1] as string, { status: 'accepted' }),
+      device(tenants[1] as string),
+    ]);
+    await deviceCounts.up(db);
+    await expectExact();
+    const filled = await db('device_counts').where({ tenant_id: tenants[1], kind: 'device' }).first();
+    expect(filled).to.include({ accepted: 1, pending: 1 });
+    await db('namespaces').where({ tenant_id: tenants[1] }).delete();
+    expect(await db('device_counts').where({ tenant_id: tenants[1] })).to.deep.equal([]);
+    await expectExact();
+  });
+});
