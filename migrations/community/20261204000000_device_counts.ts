@@ -25,52 +25,73 @@ export async function up(knex: Knex): Promise<void> {
       unused integer not null default 0,
       primary key (tenant_id, kind)
     )`);
-  // Subtracts the old row's status and adds the new one's; an UPDATE touching neither status, kind nor tenant
-  // never calls it (the trigger's WHEN). The decrement only updates: a namespace being deleted has lost its row.
+  // Inserts and deletes are counted per statement, from the statement's rows (transition tables): a bulk insert
+  // (a connector's first sync, a restore) writes each namespace's row once, not once per device.
+  const grouped = (rows: string) => `
+    select tenant_id, kind,
+      count(*) filter (where status = 'accepted') as accepted, count(*) filter (where status = 'pending') as pending,
+      count(*) filter (where status = 'rejected') as rejected, count(*) filter (where status = 'removed') as removed,
+      count(*) filter (where status = 'unused') as unused
+    from ${rows} group by tenant_id, kind order by tenant_id, kind`;
   await knex.raw(`
-    create function device_counts_apply() returns trigger language plpgsql as $$
+    create function device_counts_add() returns trigger language plpgsql as $$
     begin
-      if tg_op in ('UPDATE', 'DELETE') then
-        update device_counts set
-          accepted = accepted - (old.status = 'accepted')::int,
-          pending = pending - (old.status = 'pending')::int,
-          rejected = rejected - (old.status = 'rejected')::int,
-          removed = removed - (old.status = 'removed')::int,
-          unused = unused - (old.status = 'unused')::int
-        where tenant_id = old.tenant_id and kind = old.kind;
-      end if;
-      if tg_op in ('INSERT', 'UPDATE') then
-        insert into device_counts as c (tenant_id, kind, accepted, pending, rejected, removed, unused)
-        values (new.tenant_id, new.kind, (new.status = 'accepted')::int, (new.status = 'pending')::int,
-                (new.status = 'rejected')::int, (new.status = 'removed')::int, (new.status = 'unused')::int)
-        on conflict (tenant_id, kind) do update set
-          accepted = c.accepted + excluded.accepted,
-          pending = c.pending + excluded.pending,
-          rejected = c.rejected + excluded.rejected,
-          removed = c.removed + excluded.removed,
-          unused = c.unused + excluded.unused;
-      end if;
+      insert into device_counts as c (tenant_id, kind, accepted, pending, rejected, removed, unused)
+      ${grouped('added')}
+      on conflict (tenant_id, kind) do update set
+        accepted = c.accepted + excluded.accepted, pending = c.pending + excluded.pending,
+        rejected = c.rejected + excluded.rejected, removed = c.removed + excluded.removed,
+        unused = c.unused + excluded.unused;
+      return null;
+    end $$`);
+  // Only updates: a namespace being deleted has already lost its row.
+  await knex.raw(`
+    create function device_counts_subtract() returns trigger language plpgsql as $$
+    begin
+      update device_counts c set
+        accepted = c.accepted - g.accepted, pending = c.pending - g.pending, rejected = c.rejected - g.rejected,
+        removed = c.removed - g.removed, unused = c.unused - g.unused
+      from (${grouped('gone')}) g
+      where c.tenant_id = g.tenant_id and c.kind = g.kind;
+      return null;
+    end $$`);
+  // A status change moves one device between two columns of one row. Per row, since PostgreSQL gives transition
+  // tables to no trigger with a column list, and without the list the availability call (an UPDATE of every
+  // known device every 30 s) would run the trigger too; the WHEN skips it unless status, kind or tenant changed.
+  await knex.raw(`
+    create function device_counts_move() returns trigger language plpgsql as $$
+    begin
+      update device_counts set
+        accepted = accepted - (old.status = 'accepted')::int,
+        pending = pending - (old.status = 'pending')::int,
+        rejected = rejected - (old.status = 'rejected')::int,
+        removed = removed - (old.status = 'removed')::int,
+        unused = unused - (old.status = 'unused')::int
+      where tenant_id = old.tenant_id and kind = old.kind;
+      insert into device_counts as c (tenant_id, kind, accepted, pending, rejected, removed, unused)
+      values (new.tenant_id, new.kind, (new.status = 'accepted')::int, (new.status = 'pending')::int,
+              (new.status = 'rejected')::int, (new.status = 'removed')::int, (new.status = 'unused')::int)
+      on conflict (tenant_id, kind) do update set
+        accepted = c.accepted + excluded.accepted, pending = c.pending + excluded.pending,
+        rejected = c.rejected + excluded.rejected, removed = c.removed + excluded.removed,
+        unused = c.unused + excluded.unused;
       return null;
     end $$`);
   await knex.raw(`
     create trigger device_counts_insert after insert on devices
-      for each row execute function device_counts_apply()`);
+      referencing new table as added for each statement execute function device_counts_add()`);
   await knex.raw(`
     create trigger device_counts_delete after delete on devices
-      for each row execute function device_counts_apply()`);
+      referencing old table as gone for each statement execute function device_counts_subtract()`);
   await knex.raw(`
     create trigger device_counts_update after update of status, kind, tenant_id on devices
       for each row
       when (old.status is distinct from new.status or old.kind is distinct from new.kind
             or old.tenant_id is distinct from new.tenant_id)
-      execute function device_counts_apply()`);
+      execute function device_counts_move()`);
   await knex.raw(`
     insert into device_counts (tenant_id, kind, accepted, pending, rejected, removed, unused)
-    select tenant_id, kind,
-      count(*) filter (where status = 'accepted'), count(*) filter (where status = 'pending'),
-      count(*) filter (where status = 'rejected'), count(*) filter (where status = 'removed'),
-      count(*) filter (where status = 'unused')
-    from devices group by tenant_id, kind`);
+    ${grouped('devices')}`);
   await knex.raw(
     'create index devices_recent_idx on devices (tenant_id, kind, status, last_seen desc nulls last)',
   );
@@ -83,6 +104,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop trigger if exists device_counts_update on devices');
   await knex.raw('drop trigger if exists device_counts_delete on devices');
   await knex.raw('drop trigger if exists device_counts_insert on devices');
-  await knex.raw('drop function if exists device_counts_apply()');
+  for (const fn of ['device_counts_add', 'device_counts_subtract', 'device_counts_move'])
+    await knex.raw(`drop function if exists ${fn}()`);
   await knex.raw('drop table if exists device_counts');
 }

@@ -164,14 +164,17 @@ export class NamespaceService {
     return ns;
   }
 
-  /** Accepted devices count against the limit; the devices feature owns that table and may not be loaded yet. */
+  /**
+   * Accepted devices (of both kinds) count against the limit: the devices feature's kept counts, one row per kind
+   * rather than a count of the namespace's devices. That feature owns the table and may not be loaded yet.
+   */
   private async deviceCount(tenantId: string): Promise<number> {
-    this.devicesTable ??= this.db.schema.hasTable('devices');
+    this.devicesTable ??= this.db.schema.hasTable('device_counts');
     if (!(await this.devicesTable)) return 0;
-    const [{ count } = { count: 0 }] = (await this.db('devices')
-      .where({ tenant_id: tenantId, status: 'accepted' })
-      .count({ count: '*' })) as { count: number | string }[];
-    return Number(count);
+    const [{ count } = { count: 0 }] = (await this.db('device_counts')
+      .where({ tenant_id: tenantId })
+      .sum({ count: 'accepted' })) as { count: number | string | null }[];
+    return Number(count ?? 0);
   }
 
   /** Renames and changes settings (session_record, connection_announcement up to 4096 characters). */

@@ -115,6 +115,18 @@ describe('store: kept device counts', () => {
     expect(statuses.map((s) => emptied[s])).to.deep.equal([0, 0, 0, 0, 0]);
   });
 
+  it('counts a bulk insert once per namespace, not once per device', async () => {
+    const tenant = tenants[0] as string;
+    const before = Number((await db.raw(`select pg_relation_size('device_counts') as n`)).rows[0].n);
+    await db('devices').insert(Array.from({ length: 2000 }, () => device(tenant)));
+    await expectExact();
+    // One new version of the namespace's row, not 2,000 (which would take some 16 pages).
+    const after = Number((await db.raw(`select pg_relation_size('device_counts') as n`)).rows[0].n);
+    expect(after - before).to.be.at.most(8192);
+    await db('devices').where({ tenant_id: tenant }).delete();
+    await expectExact();
+  });
+
   it('leaves no count when a change is rolled back', async () => {
     const before = await bothCounts();
     const failed = await db
