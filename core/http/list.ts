@@ -217,17 +217,19 @@ export async function listPage<Row>(
   /** The total when the caller keeps it exactly (a kept count): the query is then not counted. */
   known?: number,
 ): Promise<Page<Row>> {
-  let total: number;
-  if (known !== undefined) total = known;
-  else if ('resultSize' in qb) total = await qb.resultSize();
+  // The count and the page run at the same time (two pool connections where the store has them): a filtered
+  // list's count scans every matching row, and the page need not wait for it.
+  let counting: Promise<number>;
+  if (known !== undefined) counting = Promise.resolve(known);
+  else if ('resultSize' in qb) counting = qb.clone().resultSize();
   else {
     const counted = qb.clone().clearSelect().clearOrder().count<{ count: number }[]>({ count: '*' });
-    const [{ count } = { count: 0 }] = await counted;
-    total = Number(count);
+    counting = counted.then(([{ count } = { count: 0 }]) => Number(count));
   }
   // One shape for both builders: objection's mirrors knex's for these calls.
   const q = qb as Knex.QueryBuilder;
   if (order) q.orderBy(order.column, order.direction, order.direction === 'desc' ? 'last' : 'first');
-  const items = (await q.limit(query.per_page).offset((query.page - 1) * query.per_page)) as Row[];
+  const paging = q.limit(query.per_page).offset((query.page - 1) * query.per_page) as Promise<Row[]>;
+  const [total, items] = await Promise.all([counting, paging]);
   return { items, total };
 }
