@@ -77,6 +77,34 @@ export type ProofCheck =
   | { ok: false; reason: 'malformed' | 'key' | 'clock' | 'signature'; message: string };
 
 /**
+ * Parsed device keys by the digest of their PEM text, the most recently used last. Parsing a PEM key (OpenSSL 3's
+ * decoders) took 0.2 ms, more than checking the signature itself, on every availability call and tunnel of every
+ * agent (bench/RESULTS.md, "10,000 agents"). Bounded: past the limit the least recently used key goes, and keys
+ * are held by digest, so an entry's size does not depend on what a caller sends.
+ */
+const parsedKeys = new Map<string, KeyObject>();
+const PARSED_KEYS_MAX = 16_384;
+
+function parsedPublicKey(text: string): KeyObject {
+  // The server stores a key trimmed and the agent sends it with its final newline: one key, one entry.
+  const pem = text.trim();
+  const id = createHash('sha256').update(pem).digest('base64');
+  const known = parsedKeys.get(id);
+  if (known) {
+    parsedKeys.delete(id);
+    parsedKeys.set(id, known);
+    return known;
+  }
+  const key = createPublicKey(pem);
+  parsedKeys.set(id, key);
+  if (parsedKeys.size > PARSED_KEYS_MAX) {
+    const oldest = parsedKeys.keys().next().value;
+    if (oldest !== undefined) parsedKeys.delete(oldest);
+  }
+  return key;
+}
+
+/**
  * Checks the proof headers of a request against the device's public key (server side). Replay (a nonce seen
  * before) is the caller's to check, with the nonce this answers; it needs the shared cache.
  */
@@ -108,7 +136,7 @@ export function checkProof(
   }
   let key: KeyObject;
   try {
-    key = createPublicKey(publicKey);
+    key = parsedPublicKey(publicKey);
   } catch {
     return { ok: false, reason: 'key', message: 'the device public key is not a PEM public key' };
   }

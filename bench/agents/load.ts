@@ -9,12 +9,12 @@
  * back online after the restart.
  *
  * Usage: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx bench/agents/load.ts [agents]
- *        [steady-seconds]
+ *        [steady-seconds] [--profile server.cpuprofile]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,8 +25,11 @@ import { AGENT_VERSION } from '@gatehouse/agent/version';
 import { WebSocket } from 'ws';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
 
-const N = Number(process.argv[2] ?? 2000);
-const STEADY_SECONDS = Number(process.argv[3] ?? 60);
+const args = process.argv.slice(2);
+const profileAt = args.indexOf('--profile');
+const PROFILE_FILE = profileAt < 0 ? undefined : args.splice(profileAt, 2)[1];
+const N = Number(args[0] ?? 2000);
+const STEADY_SECONDS = Number(args[1] ?? 60);
 const INTERVAL_MS = 30_000;
 const bin = path.resolve('bin/gatehouse.js');
 
@@ -88,6 +91,30 @@ interface ServerProc {
   inspectPort: number;
 }
 
+/** A session with the server's inspector (it runs with `--inspect` on loopback): one call at a time. */
+async function inspector(inspectPort: number) {
+  const [target] = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as {
+    webSocketDebuggerUrl: string;
+  }[];
+  if (!target) throw new Error('no inspector target');
+  const ws = new WebSocket(target.webSocketDebuggerUrl, { maxPayload: 1 << 30 });
+  await once(ws, 'open');
+  let id = 0;
+  const call = <R = { result?: { value?: string } }>(method: string, params: Record<string, unknown> = {}) =>
+    new Promise<R>((resolve) => {
+      const mine = ++id;
+      const onMessage = (data: Buffer) => {
+        const msg = JSON.parse(data.toString()) as { id?: number; result: R };
+        if (msg.id !== mine) return;
+        ws.off('message', onMessage);
+        resolve(msg.result);
+      };
+      ws.on('message', onMessage);
+      ws.send(JSON.stringify({ id: mine, method, params }));
+    });
+  return { call, close: () => ws.close() };
+}
+
 /**
  * The server's own view of its memory after a full garbage collection, through the inspector protocol: RSS alone
  * swings by tens of MiB with the collector's timing, which would drown a per-agent figure.
@@ -95,36 +122,41 @@ interface ServerProc {
 async function serverMemory(
   inspectPort: number,
 ): Promise<{ rss: number; heapUsed: number; external: number }> {
-  const [target] = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as {
-    webSocketDebuggerUrl: string;
-  }[];
-  if (!target) throw new Error('no inspector target');
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
-  await once(ws, 'open');
-  let id = 0;
-  const call = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<{ result?: { result?: { value?: string } } }>((resolve) => {
-      const mine = ++id;
-      const onMessage = (data: Buffer) => {
-        const msg = JSON.parse(data.toString()) as { id?: number };
-        if (msg.id !== mine) return;
-        ws.off('message', onMessage);
-        resolve(msg as { result?: { result?: { value?: string } } });
-      };
-      ws.on('message', onMessage);
-      ws.send(JSON.stringify({ id: mine, method, params }));
-    });
-  await call('HeapProfiler.enable');
-  await call('HeapProfiler.collectGarbage');
-  await call('HeapProfiler.collectGarbage');
-  const answer = await call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())' });
-  ws.close();
-  return JSON.parse(answer.result?.result?.value ?? '{}');
+  const session = await inspector(inspectPort);
+  await session.call('HeapProfiler.enable');
+  await session.call('HeapProfiler.collectGarbage');
+  await session.call('HeapProfiler.collectGarbage');
+  const answer = await session.call('Runtime.evaluate', {
+    expression: 'JSON.stringify(process.memoryUsage())',
+  });
+  session.close();
+  return JSON.parse(answer.result?.value ?? '{}');
 }
 
-async function startServer(env: NodeJS.ProcessEnv, port: number): Promise<ServerProc> {
+/**
+ * `--profile <file>`: a CPU profile of the server over the steady window, written as a `.cpuprofile`
+ * (`npx tsx bench/ssh/profile-summary.ts <file>` reads it); the restarted server then runs with `--cpu-prof`, which
+ * writes its whole life's profile (CPU.<date>...cpuprofile) beside that file when it stops.
+ */
+async function startProfile(inspectPort: number): Promise<() => Promise<unknown>> {
+  const session = await inspector(inspectPort);
+  await session.call('Profiler.enable');
+  await session.call('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.call('Profiler.start');
+  return async () => {
+    const { profile } = await session.call<{ profile: unknown }>('Profiler.stop');
+    session.close();
+    return profile;
+  };
+}
+
+async function startServer(
+  env: NodeJS.ProcessEnv,
+  port: number,
+  nodeArgs: string[] = [],
+): Promise<ServerProc> {
   const inspectPort = await freePort();
-  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, bin, 'serve'], {
+  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...nodeArgs, bin, 'serve'], {
     env: { ...env, GATEHOUSE_HTTP_PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -386,7 +418,9 @@ async function main(): Promise<void> {
     const bucketsBefore = await authBuckets(server.url);
     const steadyStart = procStat(server.child.pid as number);
     const steadyStarted = performance.now();
+    const stopProfile = PROFILE_FILE ? await startProfile(server.inspectPort) : undefined;
     await sleep(STEADY_SECONDS * 1000);
+    if (stopProfile && PROFILE_FILE) writeFileSync(PROFILE_FILE, JSON.stringify(await stopProfile()));
     const steadyEnd = procStat(server.child.pid as number);
     const bucketsAfter = await authBuckets(server.url);
     const steadyWall = (performance.now() - steadyStarted) / 1000;
@@ -396,10 +430,22 @@ async function main(): Promise<void> {
     server.child.kill('SIGTERM');
     await server.exited;
     const downAt = performance.now();
-    server = await startServer(env, port);
+    const restartCpuFrom = () => procStat(server?.child.pid as number).cpuTicks;
+    // With --profile, the restarted server's whole life (boot, the agents' return) is profiled too.
+    const restartArgs = PROFILE_FILE
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${path.dirname(path.resolve(PROFILE_FILE))}`,
+          '--cpu-prof-interval=1000',
+        ]
+      : [];
+    server = await startServer(env, port, restartArgs);
     const upAt = performance.now();
     const back = await fleet.allOnline(120_000);
     const allBackAt = performance.now();
+    // The new server's CPU from its start until every agent is back: what the storm cost it, apart from how fast
+    // this one process of 10,000 agents could redial.
+    const restartCpuSeconds = restartCpuFrom() / TICKS_PER_SECOND;
 
     const perAgentKiB = (memOnline.rss - memBefore.rss) / 1024 / N;
     const heapPerAgentKiB =
@@ -428,6 +474,8 @@ async function main(): Promise<void> {
       restart_all_back_after_listening_seconds: back
         ? Number(((allBackAt - upAt) / 1000).toFixed(1))
         : 'not all',
+      restart_exit_to_all_back_seconds: back ? Number(((allBackAt - downAt) / 1000).toFixed(1)) : 'not all',
+      restart_server_cpu_seconds_until_all_back: Number(restartCpuSeconds.toFixed(1)),
       online_after_restart: fleet.onlineCount(),
     };
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
