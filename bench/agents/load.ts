@@ -134,6 +134,28 @@ async function serverMemory(
 }
 
 /**
+ * The server's event-loop delay over a window (perf_hooks' histogram, started and read through the inspector): a
+ * slow call whose server spent it waiting on its own loop shows here, one that waited on the store does not.
+ */
+async function startLoopDelay(
+  inspectPort: number,
+): Promise<() => Promise<{ p50: number; p99: number; max: number }>> {
+  const session = await inspector(inspectPort);
+  await session.call('Runtime.evaluate', {
+    expression: `globalThis.__benchLoop = process.getBuiltinModule('node:perf_hooks').monitorEventLoopDelay({ resolution: 5 });
+      globalThis.__benchLoop.enable(); 'ok'`,
+  });
+  return async () => {
+    const answer = await session.call('Runtime.evaluate', {
+      expression: `(() => { const h = globalThis.__benchLoop; h.disable();
+        return JSON.stringify({ p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6 }); })()`,
+    });
+    session.close();
+    return JSON.parse(answer.result?.value ?? '{}');
+  };
+}
+
+/**
  * `--profile <file>`: a CPU profile of the server over the steady window, written as a `.cpuprofile`
  * (`npx tsx bench/ssh/profile-summary.ts <file>` reads it); the restarted server then runs with `--cpu-prof`, which
  * writes its whole life's profile (CPU.<date>...cpuprofile) beside that file when it stops.
@@ -419,8 +441,10 @@ async function main(): Promise<void> {
     const steadyStart = procStat(server.child.pid as number);
     const steadyStarted = performance.now();
     const stopProfile = PROFILE_FILE ? await startProfile(server.inspectPort) : undefined;
+    const readLoopDelay = await startLoopDelay(server.inspectPort);
     await sleep(STEADY_SECONDS * 1000);
     if (stopProfile && PROFILE_FILE) writeFileSync(PROFILE_FILE, JSON.stringify(await stopProfile()));
+    const loopDelay = await readLoopDelay();
     const steadyEnd = procStat(server.child.pid as number);
     const bucketsAfter = await authBuckets(server.url);
     const steadyWall = (performance.now() - steadyStarted) / 1000;
@@ -469,6 +493,9 @@ async function main(): Promise<void> {
       auth_p99_ms: Number(percentile(latencies, 99).toFixed(2)),
       auth_server_side_p50: bucketPercentile(bucketsBefore, bucketsAfter, 50),
       auth_server_side_p99: bucketPercentile(bucketsBefore, bucketsAfter, 99),
+      server_event_loop_delay_ms_p50_p99_max: [loopDelay.p50, loopDelay.p99, loopDelay.max].map((v) =>
+        Number(v.toFixed(1)),
+      ),
       load_average_1m: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
       restart_server_boot_seconds: Number(((upAt - downAt) / 1000).toFixed(1)),
       restart_all_back_after_listening_seconds: back
