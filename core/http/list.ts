@@ -214,8 +214,8 @@ export async function listPage<Row>(
   qb: PageableQuery<Row>,
   query: { page: number; per_page: number },
   order?: { column: string; direction: 'asc' | 'desc' },
-  /** The total when the caller keeps it exactly (a kept count): the query is then not counted. */
-  known?: number,
+  /** The total when the caller keeps it exactly (a kept count), or its read: the query is then not counted. */
+  known?: number | Promise<number>,
 ): Promise<Page<Row>> {
   // The count and the page run at the same time (two pool connections where the store has them): a filtered
   // list's count scans every matching row, and the page need not wait for it.

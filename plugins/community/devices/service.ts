@@ -59,6 +59,8 @@ export interface DeviceRow {
   online: boolean;
   /** Joined from namespaces. */
   namespace: string;
+  /** Joined from namespaces: its device limit (-1: none), so a page needs no second look-up for it. */
+  namespace_max_devices: number;
   /** Computed: an accepted device of the namespace with this identity and another key. */
   identity_conflict: { uid: string; name: string } | null;
 }
@@ -402,8 +404,9 @@ export class NamespaceDevices {
       .where('devices.kind', kind)
       .where('devices.status', query.status);
     applyFilter(matching as never, filter, filterFields);
-    // Unfiltered, the total is the kept count (one row) rather than a count of the namespace's devices.
-    const kept = filter.length === 0 ? await keptCount(this.tenant, kind, query.status) : undefined;
+    // Unfiltered, the total is the kept count (one row) rather than a count of the namespace's devices; it is read
+    // while the page is.
+    const kept = filter.length === 0 ? keptCount(this.tenant, kind, query.status) : undefined;
     const page = await listPage(
       matching.select('devices.uid'),
       query,
@@ -417,7 +420,7 @@ export class NamespaceDevices {
       uids,
     )) as unknown as DeviceRow[];
     const byUid = new Map(shown.map((r) => [r.uid, r]));
-    const limit = await namespaceLimit(this.tenant);
+    const limit = await namespaceLimit(this.tenant, shown[0]?.namespace_max_devices);
     // In the page's order; a device removed between the two reads is left out of this page.
     const items = uids.flatMap((uid) => {
       const row = byUid.get(uid);
@@ -428,7 +431,7 @@ export class NamespaceDevices {
 
   async get(kind: DeviceKind, uid: string): Promise<DeviceView> {
     const row = await this.row(kind, uid);
-    return view(row, acceptable(row, await namespaceLimit(this.tenant)));
+    return view(row, acceptable(row, await namespaceLimit(this.tenant, row.namespace_max_devices)));
   }
 
   async update(kind: DeviceKind, uid: string, changes: Static<typeof deviceUpdate>): Promise<DeviceView> {
@@ -599,7 +602,7 @@ export async function deviceViews(tenant: TenantStore, uids: string[]): Promise<
     ...new Set(uids),
   ])) as unknown as DeviceRow[];
   if (rows.length === 0) return found;
-  const limit = await namespaceLimit(tenant);
+  const limit = await namespaceLimit(tenant, rows[0]?.namespace_max_devices);
   for (const r of rows) found.set(r.uid, view(r, acceptable(r, limit)));
   return found;
 }
@@ -609,6 +612,7 @@ function withShown(q: QueryBuilder<Device>): QueryBuilder<Device> {
   return q.joinRelated('namespace').select(
     'devices.*',
     'namespace.name as namespace',
+    'namespace.max_devices as namespace_max_devices',
     raw('(devices.connected and devices.last_seen > now() - make_interval(secs => ?)) as online', [
       ONLINE_WINDOW_SECONDS,
     ]),
@@ -633,13 +637,19 @@ export async function keptCount(
   return row ? Number(row[status]) : 0;
 }
 
-/** The namespace's device limit (-1: none) and the slots in use. */
-async function namespaceLimit(tenant: TenantStore): Promise<{ max: number; used: number }> {
-  const ns = await Namespace.bindKnex(tenant.db)
-    .query(tenant.trx)
-    .findById(tenant.tenantId)
-    .select('max_devices');
-  const max = ns?.max_devices ?? -1;
+/**
+ * The namespace's device limit (-1: none) and the slots in use. `knownMax` is the limit when the caller has already
+ * read it with the namespace (`withShown` joins it).
+ */
+async function namespaceLimit(
+  tenant: TenantStore,
+  knownMax?: number,
+): Promise<{ max: number; used: number }> {
+  const max =
+    knownMax ??
+    (await Namespace.bindKnex(tenant.db).query(tenant.trx).findById(tenant.tenantId).select('max_devices'))
+      ?.max_devices ??
+    -1;
   return { max, used: max < 0 ? 0 : await usage(tenant) };
 }
 
