@@ -33,15 +33,18 @@ export async function up(knex: Knex): Promise<void> {
       count(*) filter (where status = 'rejected') as rejected, count(*) filter (where status = 'removed') as removed,
       count(*) filter (where status = 'unused') as unused
     from ${rows} group by tenant_id, kind order by tenant_id, kind`;
-  await knex.raw(`
-    create function device_counts_add() returns trigger language plpgsql as $$
-    begin
+  /** Adds the counts `rows` gives (tenant_id, kind, then one per status) to their namespaces' rows. */
+  const addCounts = (rows: string) => `
       insert into device_counts as c (tenant_id, kind, accepted, pending, rejected, removed, unused)
-      ${grouped('added')}
+      ${rows}
       on conflict (tenant_id, kind) do update set
         accepted = c.accepted + excluded.accepted, pending = c.pending + excluded.pending,
         rejected = c.rejected + excluded.rejected, removed = c.removed + excluded.removed,
-        unused = c.unused + excluded.unused;
+        unused = c.unused + excluded.unused`;
+  await knex.raw(`
+    create function device_counts_add() returns trigger language plpgsql as $$
+    begin
+      ${addCounts(grouped('added'))};
       return null;
     end $$`);
   // Only updates: a namespace being deleted has already lost its row.
@@ -68,13 +71,8 @@ export async function up(knex: Knex): Promise<void> {
         removed = removed - (old.status = 'removed')::int,
         unused = unused - (old.status = 'unused')::int
       where tenant_id = old.tenant_id and kind = old.kind;
-      insert into device_counts as c (tenant_id, kind, accepted, pending, rejected, removed, unused)
-      values (new.tenant_id, new.kind, (new.status = 'accepted')::int, (new.status = 'pending')::int,
-              (new.status = 'rejected')::int, (new.status = 'removed')::int, (new.status = 'unused')::int)
-      on conflict (tenant_id, kind) do update set
-        accepted = c.accepted + excluded.accepted, pending = c.pending + excluded.pending,
-        rejected = c.rejected + excluded.rejected, removed = c.removed + excluded.removed,
-        unused = c.unused + excluded.unused;
+      ${addCounts(`values (new.tenant_id, new.kind, (new.status = 'accepted')::int, (new.status = 'pending')::int,
+              (new.status = 'rejected')::int, (new.status = 'removed')::int, (new.status = 'unused')::int)`)};
       return null;
     end $$`);
   await knex.raw(`
@@ -89,9 +87,7 @@ export async function up(knex: Knex): Promise<void> {
       when (old.status is distinct from new.status or old.kind is distinct from new.kind
             or old.tenant_id is distinct from new.tenant_id)
       execute function device_counts_move()`);
-  await knex.raw(`
-    insert into device_counts (tenant_id, kind, accepted, pending, rejected, removed, unused)
-    ${grouped('devices')}`);
+  await knex.raw(addCounts(grouped('devices')));
   await knex.raw(
     'create index devices_recent_idx on devices (tenant_id, kind, status, last_seen desc nulls last)',
   );
