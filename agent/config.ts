@@ -10,6 +10,12 @@ export interface AgentConfig {
   /** Seconds between availability calls (and tunnel pings). */
   keepaliveInterval: number;
   singleUserPassword?: string;
+  /**
+   * Whether the gateway reaches this device with the session protocol instead of SSH inside the tunnel. `auto`:
+   * only where the tunnel itself is private (an https:// server address, or a server on this host), so session
+   * bytes never cross a network in clear text.
+   */
+  sessionProtocol: 'auto' | 'on' | 'off';
 }
 
 /** A missing or wrong setting; the message names the variable so the owner can fix it. */
@@ -25,6 +31,7 @@ const SETTINGS = {
   preferredIdentity: { env: 'GATEHOUSE_PREFERRED_IDENTITY', flag: 'preferred-identity' },
   keepaliveInterval: { env: 'GATEHOUSE_KEEPALIVE_INTERVAL', flag: 'keepalive-interval' },
   singleUserPassword: { env: 'GATEHOUSE_SINGLE_USER_PASSWORD', flag: 'single-user-password' },
+  sessionProtocol: { env: 'GATEHOUSE_SESSION_PROTOCOL', flag: 'session-protocol' },
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -42,6 +49,9 @@ Every option can also be given by its environment variable.
   --single-user-password PW     GATEHOUSE_SINGLE_USER_PASSWORD  sessions run as the agent's user
                                                               and sign in with this password
                                                               (or its crypt(3) hash)
+  --session-protocol MODE       GATEHOUSE_SESSION_PROTOCOL    auto (default), on or off: sessions over the
+                                                              tunnel without a second SSH layer; auto only
+                                                              over https:// or to a server on this host
   --help, --version
 `;
 
@@ -131,6 +141,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, isRoot: boole
     );
   }
 
+  const sessionProtocol = (read('sessionProtocol') ?? 'auto').toLowerCase();
+  if (sessionProtocol !== 'auto' && sessionProtocol !== 'on' && sessionProtocol !== 'off') {
+    throw new ConfigError(`${describe('sessionProtocol')} must be auto, on or off, got "${sessionProtocol}"`);
+  }
+
   return {
     serverAddress,
     tenantId: tenantId.toLowerCase(),
@@ -139,5 +154,19 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, isRoot: boole
     preferredIdentity,
     keepaliveInterval,
     singleUserPassword,
+    sessionProtocol,
   };
+}
+
+/**
+ * Whether this agent offers the session protocol. In `auto`, only over a private tunnel: TLS, or a server on this
+ * very host (loopback); over plain HTTP across a network the gateway keeps SSH inside the tunnel.
+ */
+export function offersSessionProtocol(
+  config: Pick<AgentConfig, 'serverAddress' | 'sessionProtocol'>,
+): boolean {
+  if (config.sessionProtocol !== 'auto') return config.sessionProtocol === 'on';
+  if (config.serverAddress.protocol === 'https:') return true;
+  const host = config.serverAddress.hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
-import type { AgentConfig } from './config';
+import { type AgentConfig, offersSessionProtocol } from './config';
 import { connectDeviceNetwork } from './device-network';
 import { deviceHostname, deviceInfo, loadOrCreateDeviceKey, primaryMac } from './identity';
 import type { AgentLog } from './log';
-import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from './mux';
+import { type MuxSession, SESSION_STREAM_KINDS, serveTunnel, TUNNEL_MAX_MESSAGE } from './mux';
+import { STREAM_KINDS_HEADER } from './protocol';
 import {
   authenticateDevice,
   type DeviceAuthRequest,
@@ -16,6 +17,8 @@ import {
   signGatewayBlob,
   waitForAcceptance,
 } from './registration';
+import { SessionProtocolServer } from './sessions/server';
+import { DeviceSignIn } from './sign-in';
 import { AgentSshServer } from './ssh/server';
 import { AGENT_VERSION } from './version';
 
@@ -38,6 +41,7 @@ export class DeviceAgent {
   private readonly config: AgentConfig;
   private readonly log: AgentLog;
   private ssh: AgentSshServer | undefined;
+  private sessions: SessionProtocolServer | undefined;
   private authRequest: DeviceAuthRequest | undefined;
   private privateKey: string | undefined;
   private readonly clock = new ServerClock();
@@ -82,10 +86,17 @@ export class DeviceAgent {
       },
       log: (message) => log.info(message),
     });
+    if (offersSessionProtocol(config)) {
+      this.sessions = new SessionProtocolServer({
+        signIn: new DeviceSignIn({ singleUserPassword: config.singleUserPassword }),
+        log: (message) => log.info(message),
+      });
+    }
     const mode = config.singleUserPassword !== undefined ? 'single-user' : 'local accounts';
     log.info(
       `gatehouse-agent ${AGENT_VERSION} starting: server ${config.serverAddress.origin}, ` +
-        `hostname ${hostname}, identity ${mac}, ${this.authRequest.info.platform}, sign-in by ${mode}`,
+        `hostname ${hostname}, identity ${mac}, ${this.authRequest.info.platform}, sign-in by ${mode}, ` +
+        `sessions over ${this.sessions ? 'the session protocol' : 'SSH'}`,
     );
     try {
       const info = await fetchServerInfo(config.serverAddress, AGENT_VERSION, this.clock);
@@ -102,6 +113,7 @@ export class DeviceAgent {
     this.tunnel?.close();
     this.socket?.terminate();
     this.ssh?.close();
+    this.sessions?.close();
     // A registration call in flight may take its full timeout; shutdown does not wait for it.
     await Promise.race([this.running, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
   }
@@ -200,6 +212,8 @@ export class DeviceAgent {
       headers: {
         authorization: `Bearer ${auth.token}`,
         ...signedHeaders({ purpose: 'tunnel', uid: auth.uid }, this.privateKey!, this.clock),
+        // The stream kinds it serves beyond ssh and tcp: the gateway picks the session protocol by this.
+        ...(this.sessions ? { [STREAM_KINDS_HEADER]: SESSION_STREAM_KINDS.join(',') } : {}),
       },
       maxPayload: TUNNEL_MAX_MESSAGE,
       perMessageDeflate: false,
@@ -252,7 +266,9 @@ export class DeviceAgent {
           this.ssh!.handleStream(stream);
           return;
         }
-        await connectDeviceNetwork(header.host, header.port, stream);
+        if (header.kind === 'tcp') return connectDeviceNetwork(header.host, header.port, stream);
+        if (!this.sessions) throw new Error('this agent does not serve the session protocol');
+        return this.sessions.serve(header, stream);
       },
     });
   }

@@ -24,6 +24,12 @@ export const PROTOCOL_HEADER = 'x-gatehouse-agent-protocol';
 export const TIMESTAMP_HEADER = 'x-gatehouse-timestamp';
 export const NONCE_HEADER = 'x-gatehouse-nonce';
 export const SIGNATURE_HEADER = 'x-gatehouse-signature';
+/**
+ * On the tunnel upgrade: the stream kinds the agent serves beyond `ssh` and `tcp`, comma-separated (agents from
+ * 0.3.0 that offer the session protocol). Not signed: it only chooses a protocol, and a stripped header leaves the
+ * gateway on SSH, which pins the device key itself.
+ */
+export const STREAM_KINDS_HEADER = 'x-gatehouse-agent-streams';
 
 const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 const SIGNATURE = /^[A-Za-z0-9+/]{16,1400}={0,2}$/;

@@ -53,13 +53,20 @@ export class ProtocolError extends Error {
 
 const KNOWN_TYPES = new Set<number>(Object.values(FrameType));
 
-export function encodeFrame(type: FrameTypeCode, streamId: number, payload?: Buffer): Buffer {
-  const length = payload ? payload.length : 0;
+/** One frame; a payload given in pieces is copied once, into the frame. */
+export function encodeFrame(type: FrameTypeCode, streamId: number, payload?: Buffer | Buffer[]): Buffer {
+  const pieces = payload === undefined ? [] : Array.isArray(payload) ? payload : [payload];
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
   const frame = Buffer.allocUnsafe(HEADER_SIZE + length);
   frame.writeUInt8(type, 0);
   frame.writeUInt32BE(streamId >>> 0, 1);
   frame.writeUInt32BE(length, 5);
-  if (payload) payload.copy(frame, HEADER_SIZE);
+  let offset = HEADER_SIZE;
+  for (const piece of pieces) {
+    piece.copy(frame, offset);
+    offset += piece.length;
+  }
   return frame;
 }
 

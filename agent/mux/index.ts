@@ -3,7 +3,7 @@ import { MuxSession, type StreamHandler } from './session';
 
 export { FrameDecoder, FrameType, INITIAL_WINDOW, MAX_DATA_PAYLOAD, ProtocolError } from './frame';
 export type { FrameTransport, StreamHandler, StreamHeader } from './session';
-export { MuxSession, parseStreamHeader } from './session';
+export { MuxSession, parseStreamHeader, SESSION_STREAM_KINDS } from './session';
 
 /** The server end of a tunnel: it opens streams, pings and closes. */
 export type Tunnel = MuxSession;

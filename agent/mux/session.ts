@@ -11,8 +11,32 @@ import {
 } from './frame';
 import { MuxStream, type StreamCarrier } from './stream';
 
-/** What a stream is for, sent by the opener before any byte of the stream. */
-export type StreamHeader = { kind: 'ssh' } | { kind: 'tcp'; host: string; port: number };
+/**
+ * What a stream is for, sent by the opener before any byte of the stream: an SSH connection to the agent's own
+ * server (`ssh`), a connection on the device's network (`tcp`, for HTTP tunnels), or the session protocol
+ * (agent/sessions/): a signed-in `connection`, a `session` of it, a `direct` connection of it (`ssh -L`, `-D`),
+ * or the `pickup` of a connection waiting on the device (`ssh -R`, the forwarded ssh-agent).
+ */
+export type StreamHeader =
+  | { kind: 'ssh' }
+  | { kind: 'tcp'; host: string; port: number }
+  | { kind: 'connection' }
+  | { kind: 'session'; conn: string }
+  | { kind: 'direct'; conn: string; host: string; port: number; srcIP: string; srcPort: number }
+  | { kind: 'pickup'; conn: string; ref: number };
+
+/** The stream kinds of the session protocol; an agent that serves them says so when it opens its tunnel. */
+export const SESSION_STREAM_KINDS = ['connection', 'session', 'direct', 'pickup'] as const;
+
+const CONNECTION_ID = /^[0-9a-f]{32}$/;
+
+function isHost(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 255;
+}
+
+function isPort(value: unknown, min = 1): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= 65535;
+}
 
 /** The message-carrying connection under a session (a WebSocket in production). */
 export interface FrameTransport {
@@ -59,12 +83,22 @@ export function parseStreamHeader(payload: Buffer): StreamHeader | undefined {
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const header = value as Record<string, unknown>;
-  if (header['kind'] === 'ssh') return { kind: 'ssh' };
-  if (header['kind'] === 'tcp') {
-    const { host, port } = header;
-    if (typeof host !== 'string' || host.length === 0 || host.length > 255) return undefined;
-    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return undefined;
-    return { kind: 'tcp', host, port };
+  const { kind, host, port, conn } = header;
+  if (kind === 'ssh') return { kind: 'ssh' };
+  if (kind === 'connection') return { kind: 'connection' };
+  if (kind === 'tcp') return isHost(host) && isPort(port) ? { kind: 'tcp', host, port } : undefined;
+  if (typeof conn !== 'string' || !CONNECTION_ID.test(conn)) return undefined;
+  if (kind === 'session') return { kind: 'session', conn };
+  if (kind === 'direct') {
+    const { srcIP, srcPort } = header;
+    if (!isHost(host) || !isPort(port) || typeof srcIP !== 'string' || srcIP.length > 255) return undefined;
+    if (!isPort(srcPort, 0)) return undefined;
+    return { kind: 'direct', conn, host, port, srcIP, srcPort };
+  }
+  if (kind === 'pickup') {
+    const { ref } = header;
+    if (typeof ref !== 'number' || !Number.isInteger(ref) || ref < 1 || ref > 2 ** 31) return undefined;
+    return { kind: 'pickup', conn, ref };
   }
   return undefined;
 }
@@ -340,7 +374,7 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
 
   // StreamCarrier: what streams ask of their session.
 
-  sendData(streamId: number, chunk: Buffer): void {
+  sendData(streamId: number, chunk: Buffer | Buffer[]): void {
     this.sendFrame(encodeFrame(FrameType.data, streamId, chunk));
   }
 

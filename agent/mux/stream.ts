@@ -3,7 +3,8 @@ import { INITIAL_WINDOW, MAX_DATA_PAYLOAD, MAX_WINDOW, ProtocolError } from './f
 
 /** What a stream needs from the session that carries it. */
 export interface StreamCarrier {
-  sendData(streamId: number, chunk: Buffer): void;
+  /** One data frame; a payload in pieces is joined into it. */
+  sendData(streamId: number, chunk: Buffer | Buffer[]): void;
   sendWindow(streamId: number, credit: number): void;
   sendFin(streamId: number): void;
   sendReset(streamId: number, reason: string): void;
@@ -12,8 +13,10 @@ export interface StreamCarrier {
   forget(streamId: number): void;
 }
 
+/** A write in progress: its pieces (one, or several from `writev`), and how far into them frames have gone. */
 interface PendingWrite {
-  chunk: Buffer;
+  parts: Buffer[];
+  part: number;
   offset: number;
   callback: (error?: Error | null) => void;
 }
@@ -106,20 +109,42 @@ export class MuxStream extends Duplex {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.pendingWrite = { chunk, offset: 0, callback };
+    this.pendingWrite = { parts: [chunk], part: 0, offset: 0, callback };
+    this.pump();
+  }
+
+  /** Writes buffered together (a corked header and payload, say) share frames instead of one frame each. */
+  override _writev(
+    chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>,
+    callback: (error?: Error | null) => void,
+  ): void {
+    this.pendingWrite = { parts: chunks.map((c) => c.chunk), part: 0, offset: 0, callback };
     this.pump();
   }
 
   private pump(): void {
     const write = this.pendingWrite;
     if (!write || !this.ready || this.destroyed) return;
-    while (write.offset < write.chunk.length && this.sendCredit > 0) {
-      const size = Math.min(write.chunk.length - write.offset, this.sendCredit, MAX_DATA_PAYLOAD);
-      this.carrier.sendData(this.streamId, write.chunk.subarray(write.offset, write.offset + size));
-      write.offset += size;
-      this.sendCredit -= size;
+    const { parts } = write;
+    while (write.part < parts.length && this.sendCredit > 0) {
+      // One frame: up to the credit and the frame limit, from as many pieces as it takes.
+      let room = Math.min(this.sendCredit, MAX_DATA_PAYLOAD);
+      const pieces: Buffer[] = [];
+      while (room > 0 && write.part < parts.length) {
+        const current = parts[write.part]!;
+        const size = Math.min(current.length - write.offset, room);
+        if (size > 0) pieces.push(current.subarray(write.offset, write.offset + size));
+        write.offset += size;
+        room -= size;
+        this.sendCredit -= size;
+        if (write.offset === current.length) {
+          write.part++;
+          write.offset = 0;
+        }
+      }
+      if (pieces.length > 0) this.carrier.sendData(this.streamId, pieces.length === 1 ? pieces[0]! : pieces);
     }
-    if (write.offset === write.chunk.length) {
+    if (write.part === parts.length) {
       this.pendingWrite = undefined;
       this.carrier.whenWritable(() => write.callback());
     }

@@ -219,6 +219,8 @@ export function serveBuiltinSftp(sftp: SFTPWrapper, home: string): void {
   sftp.on('EXTENDED', (reqId) => sftp.status(reqId, STATUS_CODE.OP_UNSUPPORTED));
   // The client ends its side when it is done; ending ours lets the channel close.
   sftp.on('end', () => sftp.end());
+  // A malformed packet is a fatal SFTP error: ssh2 ends the channel, and an unheard 'error' would end the agent.
+  sftp.on('error', () => sftp.end());
   sftp.on('close', () => {
     for (const open of handles.values()) if (open.kind === 'file') void open.file.close();
     handles.clear();

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { ServerChannel } from 'ssh2';
+import type { SessionChannel } from './session';
 
 /** Bytes waiting for the peer before the sources are paused, and below which they resume. */
 const PAUSE_ABOVE = 2 * 1024 * 1024;
@@ -37,7 +37,7 @@ interface WindowWait {
  * are paused while too much waits here.
  */
 export class ChannelOutput {
-  private readonly channel: ServerChannel;
+  private readonly channel: SessionChannel;
   private readonly sources: Readable[];
   private readonly queue: Array<{ stderr: boolean; chunk: Buffer }> = [];
   private queuedBytes = 0;
@@ -45,7 +45,7 @@ export class ChannelOutput {
   private paused = false;
   private drainedWaiters: Array<() => void> = [];
 
-  constructor(channel: ServerChannel, sources: Readable[]) {
+  constructor(channel: SessionChannel, sources: Readable[]) {
     this.channel = channel;
     this.sources = sources;
   }
@@ -106,7 +106,7 @@ export class ChannelOutput {
  * Clears ssh2's record of a window-blocked write once that write has completed, so a later window adjustment
  * cannot resend it. Only call it when no write of this channel is in flight.
  */
-export function forgetFinishedWindowWait(channel: ServerChannel): void {
+export function forgetFinishedWindowWait(channel: SessionChannel): void {
   const wait = channel as unknown as WindowWait;
   if (wait._waitWindow) return;
   wait._chunk = undefined;

@@ -1,7 +1,8 @@
 import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Server } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { Channel, Connection } from 'ssh2';
 import type { LocalAccount } from './local-accounts';
 import { switchUserOptions } from './login-environment';
@@ -27,6 +28,44 @@ export function serveDirectTcpip(connection: Connection, log: (message: string) 
   });
 }
 
+/** Why a `-R` listen on the device is refused before trying it, as sshd refuses it; undefined when it may try. */
+export function remoteForwardRefusal(account: LocalAccount, port: number): string | undefined {
+  if (port !== 0 && port < 1024 && account.uid !== 0) return `privileged port ${port}`;
+  return undefined;
+}
+
+/**
+ * Listens on the device for `ssh -R` (the SSH server's and the session protocol's): answers the server and the
+ * port bound, and hands each connection to `incoming` with the bound port.
+ */
+export function listenOnDevice(
+  bindAddr: string,
+  bindPort: number,
+  incoming: (socket: Socket, boundPort: number) => void,
+): Promise<{ server: Server; port: number }> {
+  const host = bindAddr === '' || bindAddr === 'localhost' ? '127.0.0.1' : bindAddr;
+  const server = createServer((socket) => {
+    socket.setNoDelay(true);
+    incoming(socket, (server.address() as { port: number }).port);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(bindPort, host, () => {
+      server.removeListener('error', reject);
+      server.on('error', () => {});
+      resolve({ server, port: (server.address() as { port: number }).port });
+    });
+  });
+}
+
+/** Joins a device-side socket and a channel to the user both ways; either closing closes the other. */
+export function joinSocket(socket: Socket, channel: Duplex): void {
+  socket.on('error', () => channel.destroy());
+  channel.on('error', () => socket.destroy());
+  channel.on('close', () => socket.destroy());
+  socket.pipe(channel).pipe(socket);
+}
+
 /**
  * Remote forwarding (-R): listen on the device and hand each connection back to the
  * client as a forwarded-tcpip channel. Ports below 1024 need a root account, as with sshd.
@@ -43,7 +82,6 @@ export function serveRemoteForwarding(
       return;
     }
     const forward = info as { bindAddr: string; bindPort: number };
-    const host = forward.bindAddr === '' || forward.bindAddr === 'localhost' ? '127.0.0.1' : forward.bindAddr;
     if (name === 'cancel-tcpip-forward') {
       const key = `${forward.bindAddr}:${forward.bindPort}`;
       listeners.get(key)?.close();
@@ -51,14 +89,13 @@ export function serveRemoteForwarding(
       accept?.();
       return;
     }
-    if (forward.bindPort !== 0 && forward.bindPort < 1024 && account.uid !== 0) {
-      log(`remote forwarding of port ${forward.bindPort} refused: privileged port`);
+    const refusal = remoteForwardRefusal(account, forward.bindPort);
+    if (refusal) {
+      log(`remote forwarding of port ${forward.bindPort} refused: ${refusal}`);
       reject?.();
       return;
     }
-    const server = createServer((socket) => {
-      socket.setNoDelay(true);
-      const { port } = server.address() as { port: number };
+    listenOnDevice(forward.bindAddr, forward.bindPort, (socket, port) => {
       connection.forwardOut(
         forward.bindAddr,
         port,
@@ -66,23 +103,20 @@ export function serveRemoteForwarding(
         socket.remotePort ?? 0,
         (error, channel) => {
           if (error) return socket.destroy();
-          socket.on('error', () => channel.destroy());
-          channel.on('error', () => socket.destroy());
-          channel.on('close', () => socket.destroy());
-          socket.pipe(channel).pipe(socket);
+          joinSocket(socket, channel);
         },
       );
-    });
-    server.once('error', (error) => {
-      log(`remote forwarding on ${host}:${forward.bindPort} refused: ${error.message}`);
-      reject?.();
-    });
-    server.listen(forward.bindPort, host, () => {
-      const { port } = server.address() as { port: number };
-      listeners.set(`${forward.bindAddr}:${forward.bindPort}`, server);
-      if (forward.bindPort === 0) listeners.set(`${forward.bindAddr}:${port}`, server);
-      accept?.(port);
-    });
+    }).then(
+      ({ server, port }) => {
+        listeners.set(`${forward.bindAddr}:${forward.bindPort}`, server);
+        if (forward.bindPort === 0) listeners.set(`${forward.bindAddr}:${port}`, server);
+        accept?.(port);
+      },
+      (error: Error) => {
+        log(`remote forwarding on ${forward.bindAddr}:${forward.bindPort} refused: ${error.message}`);
+        reject?.();
+      },
+    );
   });
   connection.on('close', () => {
     for (const server of listeners.values()) server.close();
@@ -112,42 +146,53 @@ function openAuthAgentChannel(connection: Connection): Promise<Channel> {
 }
 
 /**
- * Agent forwarding: a unix socket only the account can open; each connection to it
- * becomes an auth-agent channel to the client's ssh-agent.
+ * Agent forwarding: a unix socket only the account can open; each connection to it is joined to a channel that
+ * `open` makes to the client's ssh-agent. Answers the socket's path, and `close` to remove it.
  */
-export async function startAgentForwarding(
-  connection: Connection,
+export async function serveAgentSocket(
   account: LocalAccount,
+  open: () => Promise<Duplex>,
   log: (message: string) => void,
-): Promise<string> {
+): Promise<{ path: string; close: () => void }> {
   const directory = await mkdtemp(join(tmpdir(), 'gatehouse-agent-'));
   const path = join(directory, 'agent.sock');
   const server = createServer((socket) => {
-    openAuthAgentChannel(connection).then(
-      (channel) => {
-        socket.on('error', () => channel.destroy());
-        channel.on('error', () => socket.destroy());
-        channel.on('close', () => socket.destroy());
-        socket.pipe(channel).pipe(socket);
-      },
+    open().then(
+      (channel) => joinSocket(socket, channel),
       (error: Error) => {
         log(`agent forwarding channel refused: ${error.message}`);
         socket.destroy();
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(path, resolve);
-  });
-  const owner = switchUserOptions(account);
-  if (owner.uid !== undefined && owner.gid !== undefined) {
-    await chown(directory, owner.uid, owner.gid);
-    await chown(path, owner.uid, owner.gid);
-  }
-  connection.once('close', () => {
+  const close = () => {
     server.close();
     void rm(directory, { recursive: true, force: true });
-  });
-  return path;
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, resolve);
+    });
+    const owner = switchUserOptions(account);
+    if (owner.uid !== undefined && owner.gid !== undefined) {
+      await chown(directory, owner.uid, owner.gid);
+      await chown(path, owner.uid, owner.gid);
+    }
+  } catch (error) {
+    close();
+    throw error;
+  }
+  return { path, close };
+}
+
+/** Agent forwarding of an SSH connection: its socket lives as long as the connection. */
+export async function startAgentForwarding(
+  connection: Connection,
+  account: LocalAccount,
+  log: (message: string) => void,
+): Promise<string> {
+  const socket = await serveAgentSocket(account, () => openAuthAgentChannel(connection), log);
+  connection.once('close', socket.close);
+  return socket.path;
 }

@@ -1,33 +1,20 @@
 import type { Duplex } from 'node:stream';
 import ssh2, { type Connection } from 'ssh2';
+import { DeviceSignIn, type SignInOptions } from '../sign-in';
 import { serveDirectTcpip, serveRemoteForwarding, startAgentForwarding } from './forwarding';
 import { type GatewaySigner, verifyGatewaySignature } from './gateway-key';
-import {
-  constantTimeEqual,
-  findAccount,
-  type LocalAccount,
-  passwordMatchesHash,
-  verifyLocalPassword,
-} from './local-accounts';
-import { agentAccount } from './login-environment';
+import type { LocalAccount } from './local-accounts';
 import { serveSession } from './session';
 
 // ssh2 is CommonJS: its classes come from the default export under Node's ESM loader.
 const { Server } = ssh2;
 type Server = InstanceType<typeof Server>;
 
-export interface AgentSshServerOptions {
+export interface AgentSshServerOptions extends SignInOptions {
   /** PEM private key; the agent's identity key doubles as its SSH host key. */
   hostKey: string | Buffer;
-  /**
-   * Single-user mode: this password (or a crypt(3) hash of it, starting with `$`) signs
-   * anyone in, and every session runs as the agent's own user.
-   */
-  singleUserPassword?: string;
   /** Signs gateway blobs through the server; without it public-key sign-in is refused. */
   gatewaySigner?: GatewaySigner;
-  /** Where the local accounts live (tests point these at fixtures). */
-  accountFiles?: { passwd?: string; shadow?: string };
   /** OpenSSH's sftp-server path or 'builtin'; by default the device's sftp-server if present. */
   sftpServer?: string | 'builtin';
   log: (message: string) => void;
@@ -41,9 +28,11 @@ export class AgentSshServer {
   private readonly server: Server;
   private readonly options: AgentSshServerOptions;
   private readonly connections = new Set<Connection>();
+  private readonly signIn: DeviceSignIn;
 
   constructor(options: AgentSshServerOptions) {
     this.options = options;
+    this.signIn = new DeviceSignIn(options);
     this.server = new Server({ hostKeys: [options.hostKey] }, (connection) => this.serve(connection));
   }
 
@@ -55,22 +44,6 @@ export class AgentSshServer {
   close(): void {
     for (const connection of this.connections) connection.end();
     this.connections.clear();
-  }
-
-  private async checkPassword(username: string, password: string): Promise<LocalAccount | undefined> {
-    const single = this.options.singleUserPassword;
-    if (single !== undefined) {
-      const ok = single.startsWith('$')
-        ? await passwordMatchesHash(password, single)
-        : constantTimeEqual(password, single);
-      return ok ? agentAccount() : undefined;
-    }
-    return verifyLocalPassword(username, password, this.options.accountFiles);
-  }
-
-  private async accountFor(username: string): Promise<LocalAccount | undefined> {
-    if (this.options.singleUserPassword !== undefined) return agentAccount();
-    return findAccount(username, this.options.accountFiles?.passwd);
   }
 
   private serve(connection: Connection): void {
@@ -85,7 +58,7 @@ export class AgentSshServer {
         ? ['password', 'publickey']
         : ['password'];
       if (ctx.method === 'password') {
-        this.checkPassword(ctx.username, ctx.password).then(
+        this.signIn.password(ctx.username, ctx.password).then(
           (found) => {
             account = found;
             if (found) ctx.accept();
@@ -105,7 +78,7 @@ export class AgentSshServer {
         const offer = { key: ctx.key, blob: ctx.blob, signature: ctx.signature };
         Promise.all([
           verifyGatewaySignature(offer, this.options.gatewaySigner),
-          this.accountFor(ctx.username),
+          this.signIn.account(ctx.username),
         ])
           .then(([verified, found]) => {
             account = verified ? found : undefined;

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, constants, existsSync, openSync } from 'node:fs';
+import type { Duplex, Writable } from 'node:stream';
 import { spawn as spawnPty } from '@lydell/node-pty';
-import type { ServerChannel, Session } from 'ssh2';
+import type { Session } from 'ssh2';
 import { serveBuiltinSftp } from './builtin-sftp';
 import { ChannelOutput } from './channel-output';
 import type { LocalAccount } from './local-accounts';
@@ -23,15 +24,40 @@ export function systemSftpServer(): string | undefined {
   return SFTP_SERVERS.find((path) => existsSync(path));
 }
 
-interface PtyRequest {
+export interface PtyRequest {
   term: string;
   cols: number;
   rows: number;
 }
 
-interface Running {
+export interface Running {
   signal(name: string): void;
   resize?(cols: number, rows: number): void;
+}
+
+/**
+ * Where a session's program talks: its input is what the channel reads, its output what the channel is written,
+ * its errors `stderr`, and `exit` reports how it ended before the channel ends. An ssh2 server channel is one; so
+ * is a session of the session protocol (agent/sessions/).
+ */
+export interface SessionChannel extends Duplex {
+  readonly stderr: Writable;
+  exit(code: number): void;
+  exit(signal: string, coreDumped: boolean, description: string): void;
+}
+
+/** A login shell when no command is given, as sshd does with argv[0] "-sh"; otherwise the command through it. */
+export function runShell(
+  channel: SessionChannel,
+  account: LocalAccount,
+  command: string | undefined,
+  env: Record<string, string>,
+  pty: PtyRequest | undefined,
+): Running {
+  const args = command === undefined ? ['-l'] : ['-c', command];
+  return pty
+    ? runInPty(channel, account, args, env, pty)
+    : runPiped(channel, account.shell, args, account, env);
 }
 
 export interface SessionContext {
@@ -110,13 +136,9 @@ export function serveSession(session: Session, context: SessionContext): void {
     return loginEnvironment(account, extra);
   };
 
-  const start = (channel: ServerChannel, command: string | undefined) => {
-    // A login shell when no command is given, as sshd does with argv[0] "-sh".
-    const args = command === undefined ? ['-l'] : ['-c', command];
+  const start = (channel: SessionChannel, command: string | undefined) => {
     setup.then(() => {
-      running = ptyRequest
-        ? runInPty(channel, account, args, environment(), ptyRequest)
-        : runPiped(channel, account.shell, args, account, environment());
+      running = runShell(channel, account, command, environment(), ptyRequest);
     });
   };
 
@@ -152,8 +174,8 @@ export function serveSession(session: Session, context: SessionContext): void {
   });
 }
 
-function runPiped(
-  channel: ServerChannel,
+export function runPiped(
+  channel: SessionChannel,
   file: string,
   args: string[],
   account: LocalAccount,
@@ -211,7 +233,7 @@ const SIGNAL_NAMES: Record<number, string> = {
 };
 
 function runInPty(
-  channel: ServerChannel,
+  channel: SessionChannel,
   account: LocalAccount,
   args: string[],
   env: Record<string, string>,

@@ -5,11 +5,18 @@ import type { Duplex } from 'node:stream';
 import {
   acceptTunnel,
   parseStreamHeader,
+  SESSION_STREAM_KINDS,
   type StreamHeader,
   TUNNEL_MAX_MESSAGE,
   type Tunnel,
 } from '@gatehouse/agent/mux/index';
-import { AGENT_PROTOCOL, checkProof, PROOF_WINDOW_SECONDS, protocolRefusal } from '@gatehouse/agent/protocol';
+import {
+  AGENT_PROTOCOL,
+  checkProof,
+  PROOF_WINDOW_SECONDS,
+  protocolRefusal,
+  STREAM_KINDS_HEADER,
+} from '@gatehouse/agent/protocol';
 import { createWebSocketStream, WebSocket, WebSocketServer } from 'ws';
 import type { TokenService } from '../auth/tokens';
 import { type Cache, createCache } from '../cache';
@@ -66,6 +73,8 @@ interface LiveTunnel {
   remoteAddr: string;
   /** Which second of the ping interval this tunnel is pinged in. */
   slot: number;
+  /** The stream kinds its agent serves beyond `ssh` and `tcp` (the session protocol's, from agent 0.3.0). */
+  kinds: string[];
 }
 
 export const AGENT_CONNECTION_PATH = '/agent/connection';
@@ -79,6 +88,15 @@ const DISCONNECT_CHANNEL = 'tunnels:disconnect';
 interface Lease {
   instance: string;
   address: string;
+  /** LiveTunnel.kinds, so another instance knows what to open before it forwards. */
+  kinds?: string[];
+}
+
+/** The stream kinds a tunnel's agent says it serves: known kinds only, so the header cannot grow the lease. */
+function streamKinds(header: string | string[] | undefined): string[] {
+  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  const known = new Set<string>(SESSION_STREAM_KINDS);
+  return [...new Set(text.split(',').map((kind) => kind.trim()))].filter((kind) => known.has(kind));
 }
 
 /** What scale-out needs: the cache all instances share, and how the others reach this one. */
@@ -172,6 +190,16 @@ export class TunnelHub {
     const raw = this.cache ? await this.cache.get(LEASE_KEY(uid)) : null;
     const lease = raw ? (JSON.parse(raw) as Lease) : undefined;
     return lease && lease.instance !== this.instanceId ? lease : undefined;
+  }
+
+  /**
+   * The stream kinds the device's agent serves beyond `ssh` and `tcp`, wherever its tunnel is; empty for an
+   * agent before the session protocol, or a device no instance holds.
+   */
+  async streamKinds(uid: string): Promise<readonly string[]> {
+    const t = this.tunnels.get(uid);
+    if (t && !t.session.closed) return t.kinds;
+    return (await this.leaseElsewhere(uid))?.kinds ?? [];
   }
 
   /** Whether this instance holds a live tunnel of the device. */
@@ -334,8 +362,9 @@ export class TunnelHub {
       refuse(socket, refusal.status, { message: refusal.message });
       return true;
     }
+    const kinds = streamKinds(req.headers[STREAM_KINDS_HEADER]);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.attach(device.uid, ws, remoteAddress(req)).catch((err: unknown) => {
+      this.attach(device.uid, ws, remoteAddress(req), kinds).catch((err: unknown) => {
         // One agent's failed tunnel closes that tunnel only.
         this.log.warn({ err, uid: device.uid }, 'tunnel could not be attached');
         ws.terminate();
@@ -369,7 +398,7 @@ export class TunnelHub {
     return undefined;
   }
 
-  private async attach(uid: string, ws: WebSocket, remoteAddr: string): Promise<void> {
+  private async attach(uid: string, ws: WebSocket, remoteAddr: string, kinds: string[]): Promise<void> {
     // acceptTunnel binds its listeners before it returns, in the tick handleUpgrade hands the socket over: frames
     // the agent sends right after the upgrade are not lost.
     const session = await acceptTunnel(ws, { timeoutMs: this.timeoutMs });
@@ -378,7 +407,7 @@ export class TunnelHub {
       session.close();
       return;
     }
-    const live: LiveTunnel = { session, ws, remoteAddr, slot: this.nextSlot++ % this.slots };
+    const live: LiveTunnel = { session, ws, remoteAddr, slot: this.nextSlot++ % this.slots, kinds };
     const previous = this.tunnels.get(uid);
     this.tunnels.set(uid, live);
     // A newer tunnel replaces the older: an agent that reconnected before the server noticed the old one die.
@@ -436,10 +465,17 @@ export class TunnelHub {
   private async renewLeases(uids: string[]): Promise<void> {
     const address = this.address();
     if (!this.cache || !address) return;
-    const lease = JSON.stringify({ instance: this.instanceId, address } satisfies Lease);
-    await Promise.all(uids.map((uid) => this.cache?.set(LEASE_KEY(uid), lease, this.leaseSeconds))).catch(
-      (err: unknown) => this.log.warn({ err }, 'tunnel lease write failed'),
-    );
+    const lease = (uid: string) => {
+      const kinds = this.tunnels.get(uid)?.kinds ?? [];
+      return JSON.stringify({
+        instance: this.instanceId,
+        address,
+        ...(kinds.length ? { kinds } : {}),
+      } satisfies Lease);
+    };
+    await Promise.all(
+      uids.map((uid) => this.cache?.set(LEASE_KEY(uid), lease(uid), this.leaseSeconds)),
+    ).catch((err: unknown) => this.log.warn({ err }, 'tunnel lease write failed'));
   }
 
   /** Removes a lease of this instance (a newer tunnel elsewhere may have taken the key: that one stays). */

@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import type { StreamHeader } from '@gatehouse/agent/mux/session';
 import { type Hooks, HttpError, type Logger, parseSshId, printable, type SshTarget } from '@gatehouse/core';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
@@ -28,7 +29,9 @@ export interface DeviceFinder {
 
 /** The tunnel hub, as the gateway uses it. */
 export interface TunnelOpener {
-  open(uid: string, header: { kind: 'ssh' }): Promise<Duplex>;
+  open(uid: string, header: StreamHeader): Promise<Duplex>;
+  /** The stream kinds the device's agent serves beyond `ssh` and `tcp` (the session protocol's). */
+  streamKinds?(uid: string): Promise<readonly string[]>;
   /** Whether some instance of the installation holds the device's tunnel. */
   reachable?(uid: string): Promise<boolean>;
 }

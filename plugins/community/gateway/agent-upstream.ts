@@ -7,6 +7,7 @@ import ssh2, {
   type PublicKeyAuthMethod,
 } from 'ssh2';
 import type { SshDevice, TunnelOpener } from './admission';
+import { signInOverSessions } from './session-upstream';
 import {
   type ExitStatus,
   HostKeyMismatch,
@@ -37,9 +38,12 @@ const upstreamAlgorithms: Algorithms = {
 };
 
 /**
- * The agent's upstream: a stream through the device's tunnel, and SSH over it to the agent's own server, which
- * checks the user's password against the device's accounts or the gateway key through `POST /api/auth/ssh`
- * (DESIGN.md section 7). The agent's host key must be the device key on record.
+ * The agent's upstream, through the device's tunnel. An agent that serves the session protocol (it says so when
+ * it opens its tunnel, and offers it only over a private tunnel) gets it: sessions and forwarded connections as
+ * tunnel streams, with no second SSH layer (session-upstream.ts). Any other agent gets SSH over a tunnel stream to
+ * its own server, which checks the user's password against the device's accounts or the gateway key through
+ * `POST /api/auth/ssh` (DESIGN.md section 7); the agent's host key must be the device key on record. Either way the
+ * agent decides the password, and the tunnel itself was opened with proof of the device key.
  */
 export class AgentTunnelDialer implements UpstreamDialer {
   constructor(private readonly tunnels: TunnelOpener) {}
@@ -49,6 +53,10 @@ export class AgentTunnelDialer implements UpstreamDialer {
   }
 
   async dial(device: SshDevice, user: string, auth: UpstreamAuth, agent?: BaseAgent): Promise<Upstream> {
+    const kinds = (await this.tunnels.streamKinds?.(device.uid)) ?? [];
+    if (kinds.includes('connection')) {
+      return signInOverSessions(this.tunnels, device, user, auth, agent, SIGN_IN_TIMEOUT_MS);
+    }
     const stream = await this.tunnels.open(device.uid, { kind: 'ssh' });
     const client = await signIn(stream, {
       username: user,
@@ -83,7 +91,7 @@ class AgentUpstream implements Upstream {
         ),
       onIncoming: (listener) =>
         client.on('tcp connection', (info: IncomingForward, accept, reject) =>
-          listener(info, accept, reject),
+          listener(info, () => Promise.resolve(accept()), reject),
         ),
     };
   }

@@ -345,7 +345,10 @@ class GatewayConnection {
       this.guard((info, accept, reject) => {
         conn.forwardOut(info.destIP, info.destPort, info.srcIP, info.srcPort, (err, down) => {
           if (err) return reject();
-          splice(accept(), down);
+          accept().then(
+            (up) => splice(up, down),
+            () => down.destroy(),
+          );
         });
       }),
     );

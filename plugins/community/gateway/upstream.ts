@@ -75,7 +75,9 @@ export interface UpstreamForwarding {
   listen(address: string, port: number): Promise<number>;
   unlisten(address: string, port: number): Promise<void>;
   /** A connection to a listening port: `accept` gives its stream, `reject` refuses it. */
-  onIncoming(listener: (info: IncomingForward, accept: () => Duplex, reject: () => void) => void): void;
+  onIncoming(
+    listener: (info: IncomingForward, accept: () => Promise<Duplex>, reject: () => void) => void,
+  ): void;
 }
 
 /** A signed-in connection to one target; every session channel of the user's connection opens a session here. */
