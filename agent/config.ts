@@ -166,7 +166,12 @@ export function offersSessionProtocol(
   config: Pick<AgentConfig, 'serverAddress' | 'sessionProtocol'>,
 ): boolean {
   if (config.sessionProtocol !== 'auto') return config.sessionProtocol === 'on';
-  if (config.serverAddress.protocol === 'https:') return true;
-  const host = config.serverAddress.hostname.replace(/^\[|\]$/g, '');
+  return tunnelIsPrivate(config.serverAddress);
+}
+
+/** Whether nothing between the agent and the server can read the tunnel: TLS, or a server on this host. */
+export function tunnelIsPrivate(serverAddress: URL): boolean {
+  if (serverAddress.protocol === 'https:') return true;
+  const host = serverAddress.hostname.replace(/^\[|\]$/g, '');
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
-import { type AgentConfig, offersSessionProtocol } from './config';
+import { type AgentConfig, offersSessionProtocol, tunnelIsPrivate } from './config';
 import { connectDeviceNetwork } from './device-network';
 import { deviceHostname, deviceInfo, loadOrCreateDeviceKey, primaryMac } from './identity';
 import type { AgentLog } from './log';
@@ -218,6 +218,10 @@ export class DeviceAgent {
       maxPayload: TUNNEL_MAX_MESSAGE,
       perMessageDeflate: false,
       handshakeTimeout: 10_000,
+      // RFC 6455 masks what a client sends so that an intermediary reading the frames cannot be fed bytes of a
+      // script's choosing. Where none can read them (TLS, loopback) the mask only costs: ws masks and the server
+      // unmasks every byte in JavaScript, the largest single cost of output from the device (bench/RESULTS.md).
+      ...(tunnelIsPrivate(config.serverAddress) ? { generateMask: zeroMask } : {}),
     });
     this.socket = ws;
     // Bound before 'open': the server may send its first frame in the same TCP read as
@@ -296,6 +300,11 @@ export class DeviceAgent {
       });
     });
   }
+}
+
+/** An all-zero mask: ws then sends the payload as it is, and the server's ws skips unmasking it. */
+function zeroMask(mask: Buffer): void {
+  mask.fill(0);
 }
 
 function describeError(error: unknown): string {

@@ -7,7 +7,9 @@
  *     u8 type | u32 payload length | payload
  *
  * Control payloads are JSON objects; data payloads (stdin, stdout, stderr) are the bytes themselves. The decoder
- * reads a byte stream, so a message may be split over several reads or several messages may share one.
+ * reads a byte stream, so a message may be split over several reads or several messages may share one; a data
+ * message is handed on piece by piece as its bytes arrive, never joined (so never copied), which lets a data
+ * message be larger than a tunnel frame.
  */
 
 export const Message = {
@@ -60,7 +62,7 @@ const KNOWN = new Set<number>(Object.values(Message));
 
 export const MESSAGE_HEADER = 5;
 /** Largest data payload a sender puts in one message; larger writes are split. */
-export const MAX_DATA_MESSAGE = 64 * 1024;
+export const MAX_DATA_MESSAGE = 1024 * 1024;
 /** Largest control payload (an exec command with its environment fits many times over). */
 export const MAX_CONTROL_MESSAGE = 256 * 1024;
 
@@ -68,6 +70,10 @@ export class SessionProtocolError extends Error {
   override name = 'SessionProtocolError';
 }
 
+/**
+ * A message as the decoder hands it on: a control message whole, a data message in one or more pieces (each a
+ * view of what was read), in order.
+ */
 export interface ReceivedMessage {
   type: MessageType;
   payload: Buffer;
@@ -102,31 +108,57 @@ export function dataMessages(type: MessageType, data: Buffer): Buffer[] {
 
 /**
  * Incremental decoder. A hostile length is refused as soon as its header is read, before anything is buffered for
- * it; payloads that arrive whole are views of the input, not copies.
+ * it. Data is handed on as views of the input as it arrives; only a control message split across reads is joined.
  */
 export class MessageDecoder {
+  /** Bytes of a header or a control message waiting for the rest of it. */
   private pending: Buffer | undefined;
+  /** The data message in progress: its type and the payload bytes still to come. */
+  private dataType: MessageType | undefined;
+  private dataLeft = 0;
 
   push(chunk: Buffer): ReceivedMessage[] {
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    this.pending = undefined;
     const messages: ReceivedMessage[] = [];
     let offset = 0;
+    if (this.dataLeft > 0) {
+      const take = Math.min(this.dataLeft, chunk.length);
+      messages.push({ type: this.dataType!, payload: chunk.subarray(0, take) });
+      this.dataLeft -= take;
+      offset = take;
+      if (this.dataLeft > 0) return messages;
+    }
+    let buf = chunk;
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, chunk.subarray(offset)]);
+      offset = 0;
+      this.pending = undefined;
+    }
     while (buf.length - offset >= MESSAGE_HEADER) {
       const type = buf.readUInt8(offset);
       if (!KNOWN.has(type)) throw new SessionProtocolError(`unknown message type ${type}`);
       const length = buf.readUInt32BE(offset + 1);
-      const max = DATA_TYPES.has(type) ? MAX_DATA_MESSAGE : MAX_CONTROL_MESSAGE;
-      if (length > max) throw new SessionProtocolError(`message of ${length} bytes is too large`);
-      if (buf.length - offset < MESSAGE_HEADER + length) break;
+      const data = DATA_TYPES.has(type);
+      if (length > (data ? MAX_DATA_MESSAGE : MAX_CONTROL_MESSAGE)) {
+        throw new SessionProtocolError(`message of ${length} bytes is too large`);
+      }
       const start = offset + MESSAGE_HEADER;
+      if (data) {
+        const take = Math.min(length, buf.length - start);
+        if (take > 0)
+          messages.push({ type: type as MessageType, payload: buf.subarray(start, start + take) });
+        offset = start + take;
+        if (take < length) {
+          this.dataType = type as MessageType;
+          this.dataLeft = length - take;
+          return messages;
+        }
+        continue;
+      }
+      if (buf.length - offset < MESSAGE_HEADER + length) break;
       messages.push({ type: type as MessageType, payload: buf.subarray(start, start + length) });
       offset = start + length;
     }
-    if (offset < buf.length) {
-      buf = buf.subarray(offset);
-      this.pending = Buffer.from(buf);
-    }
+    if (offset < buf.length) this.pending = Buffer.from(buf.subarray(offset));
     return messages;
   }
 }

@@ -4,8 +4,12 @@ import type { SessionChannel } from './session';
 /** Bytes waiting for the peer before the sources are paused, and below which they resume. */
 const PAUSE_ABOVE = 2 * 1024 * 1024;
 const RESUME_BELOW = 512 * 1024;
-/** Consecutive chunks of one stream are joined into writes of at most this size. */
-const MAX_WRITE = 1024 * 1024;
+/**
+ * Consecutive small chunks of one stream (a terminal's output, a few bytes at a time) are joined into writes of at
+ * most one SSH packet; larger chunks go as they are, since joining them only copies bytes that ssh2 splits into
+ * packets anyway, and every such copy is an allocation that brings the next major garbage collection closer.
+ */
+const MAX_WRITE = 32 * 1024;
 
 /**
  * ssh2's bookkeeping of a write that waits for the peer's window (ssh2 1.x lib/Channel.js and the

@@ -36,6 +36,11 @@ const only = process.argv.includes('--paths')
 const baselineAgent = process.argv.includes('--baseline-agent')
   ? path.resolve(process.argv[process.argv.indexOf('--baseline-agent') + 1] ?? '')
   : undefined;
+/**
+ * `--ssh-upstream` runs a second agent from the same bundle with the session protocol off, as the path
+ * `gateway-ssh`: SSH inside the tunnel (what older agents and plain-HTTP tunnels get) against the session protocol.
+ */
+const sshUpstream = process.argv.includes('--ssh-upstream');
 const profileDir = process.argv.includes('--profile')
   ? path.resolve(process.argv[process.argv.indexOf('--profile') + 1] ?? 'profiles')
   : undefined;
@@ -91,6 +96,14 @@ async function main(): Promise<void> {
     agents: {
       'bench-device': path.resolve('agent/dist/gatehouse-agent/gatehouse-agent.mjs'),
       ...(baselineAgent ? { 'bench-baseline': baselineAgent } : {}),
+      ...(sshUpstream
+        ? {
+            'bench-ssh': {
+              bundle: path.resolve('agent/dist/gatehouse-agent/gatehouse-agent.mjs'),
+              env: { GATEHOUSE_SESSION_PROTOCOL: 'off' },
+            },
+          }
+        : {}),
     },
     profileDir,
   });
@@ -151,6 +164,15 @@ async function main(): Promise<void> {
       '-p',
       String(world.sshPort),
       `${world.target('root', 'bench-baseline')}@127.0.0.1`,
+    ];
+  }
+
+  if (sshUpstream) {
+    paths['gateway-ssh'] = [
+      ...opts,
+      '-p',
+      String(world.sshPort),
+      `${world.target('root', 'bench-ssh')}@127.0.0.1`,
     ];
   }
 
@@ -260,17 +282,24 @@ async function main(): Promise<void> {
   console.log(
     `\ngateway: server + agent processes' own CPU per GiB moved: ${fmt(g.gatehouseCpuSecondsPerGib)} s`,
   );
-  const b = results['gateway-baseline'];
-  if (b) {
-    console.log('\n| figure | gateway (this agent) | gateway (baseline agent) | this/baseline |');
-    console.log('|---|---|---|---|');
+  for (const [other, heading] of [
+    ['gateway-baseline', 'gateway (baseline agent)'],
+    ['gateway-ssh', 'gateway, SSH inside the tunnel'],
+  ] as const) {
+    const b = results[other];
+    if (!b) continue;
+    console.log(`\n| figure | gateway (this agent) | ${heading} | this/other | other/direct |`);
+    console.log('|---|---|---|---|---|');
     for (const [label, key] of [
       ['bulk up (MiB/s)', 'upMibPerS'],
       ['bulk down (MiB/s)', 'downMibPerS'],
       ["CPU per GiB, the path's processes (s)", 'cpuSecondsPerGib'],
       ['`ssh ... true` to exit (ms)', 'connectMs'],
+      ['100 sessions in parallel, wall (ms)', 'parallel100Ms'],
     ] as const) {
-      console.log(`| ${label} | ${fmt(g[key])} | ${fmt(b[key])} | ${ratio(g[key], b[key])} |`);
+      console.log(
+        `| ${label} | ${fmt(g[key])} | ${fmt(b[key])} | ${ratio(g[key], b[key])} | ${ratio(b[key], d[key])} |`,
+      );
     }
   }
   if (pairs > 0) {

@@ -15,6 +15,12 @@ const DEVICE_PASSWORD = 'device-pass-1';
  * PostgreSQL, and one agent from its built bundle in its own process, registered, accepted and online. With
  * `profileDir`, both run under V8's CPU profiler (cpu-profile.cjs) and write their profiles there when they stop.
  */
+/** An agent to run: its bundle, and settings of its own (environment variables). */
+export interface AgentSpec {
+  bundle: string;
+  env?: Record<string, string>;
+}
+
 /** One agent process and the device it registered. */
 export interface BenchAgent {
   name: string;
@@ -35,10 +41,11 @@ export class ProcessWorld {
 
   /**
    * `agents` names each device and the bundle its agent runs (by default one `bench-device` on this checkout's
-   * bundle, built first): a baseline bundle beside a candidate compares agent changes within one run.
+   * bundle, built first), with settings of its own where given: a baseline bundle beside a candidate compares
+   * agent changes within one run, and `GATEHOUSE_SESSION_PROTOCOL=off` the SSH upstream against the session one.
    */
   static async start(
-    opts: { agents?: Record<string, string>; profileDir?: string; build?: boolean } = {},
+    opts: { agents?: Record<string, string | AgentSpec>; profileDir?: string; build?: boolean } = {},
   ): Promise<ProcessWorld> {
     const world = new ProcessWorld(opts.profileDir);
     if (opts.build !== false) {
@@ -55,12 +62,19 @@ export class ProcessWorld {
       // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
       GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
       ...world.profileEnv('server'),
+      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes).
+      ...(process.env.BENCH_SERVER_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+        : {}),
     });
     world.owner = await world.server.setup();
     const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
     world.namespace = ns.body.name as string;
     const wanted = Object.entries(opts.agents ?? { 'bench-device': AGENT_BUNDLE });
-    for (const [i, [name, bundle]] of wanted.entries()) await world.startAgent(name, bundle, i);
+    for (const [i, [name, spec]] of wanted.entries()) {
+      const { bundle, env } = typeof spec === 'string' ? { bundle: spec, env: {} } : spec;
+      await world.startAgent(name, bundle, i, env);
+    }
     return world;
   }
 
@@ -74,7 +88,12 @@ export class ProcessWorld {
   }
 
   /** Starts an agent, and accepts its device once it registers; resolves when it is online. */
-  private async startAgent(name: string, bundle: string, index: number): Promise<void> {
+  private async startAgent(
+    name: string,
+    bundle: string,
+    index: number,
+    env: Record<string, string> = {},
+  ): Promise<void> {
     const child = spawn(process.execPath, [bundle], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -86,6 +105,7 @@ export class ProcessWorld {
         GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
         GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
         ...this.profileEnv(`agent-${name}`),
+        ...env,
       },
       stdio: ['ignore', 'ignore', process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
     });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server, Socket } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
-import { GatewayWorld } from './gateway-world';
+import { GatewayWorld, UPSTREAMS } from './gateway-world';
 
 /** A TCP echo service standing for something listening on the device side. */
 async function echoServer(): Promise<{ server: Server; port: number }> {
@@ -45,192 +45,198 @@ async function roundTrip(sock: Socket, text: string): Promise<string> {
   return got;
 }
 
-describe('ssh through the gateway: forwarding, agent forwarding, several channels, many sessions', function () {
-  this.timeout(120_000);
-  let world: GatewayWorld;
-  let keyFile: string;
-  let echo: { server: Server; port: number };
-  const children: ChildProcess[] = [];
+for (const upstream of UPSTREAMS) {
+  describe(`ssh through the gateway: forwarding, agent forwarding, several channels, many sessions, through ${upstream.name}`, function () {
+    this.timeout(120_000);
+    let world: GatewayWorld;
+    let keyFile: string;
+    let echo: { server: Server; port: number };
+    const children: ChildProcess[] = [];
 
-  before(async () => {
-    world = await GatewayWorld.start({ deviceName: 'channels' });
-    keyFile = (await world.keyForEveryHost('channels')).file;
-    echo = await echoServer();
-  });
-  after(async () => {
-    for (const c of children) c.kill('SIGKILL');
-    echo?.server.close();
-    await world?.stop();
-  });
-
-  const background = (args: string[], env: NodeJS.ProcessEnv = process.env) => {
-    const child = spawn('ssh', args, { stdio: ['ignore', 'ignore', 'pipe'], env });
-    children.push(child);
-    return child;
-  };
-  const base = () => [
-    ...world.sshOptions(),
-    ...world.keyOptions(keyFile),
-    '-p',
-    String(world.server.sshPort),
-  ];
-  const host = () => `${world.target()}@127.0.0.1`;
-
-  it('forwards a local port (-L) to a listener on the device side', async () => {
-    const port = await freePort();
-    const ssh = background([
-      ...base(),
-      '-N',
-      '-o',
-      'ExitOnForwardFailure=yes',
-      '-L',
-      `${port}:127.0.0.1:${echo.port}`,
-      host(),
-    ]);
-    const sock = await connectWhenListening(port);
-    expect(await roundTrip(sock, 'through -L')).to.equal('through -L');
-    sock.destroy();
-    ssh.kill();
-  });
-
-  it('forwards dynamically (-D, SOCKS5) to the device side', async () => {
-    const port = await freePort();
-    const ssh = background([...base(), '-N', '-D', `127.0.0.1:${port}`, host()]);
-    const sock = await connectWhenListening(port);
-    sock.write(Buffer.from([5, 1, 0]));
-    const [hello] = (await once(sock, 'data')) as [Buffer];
-    expect([...hello]).to.deep.equal([5, 0]);
-    const req = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, echo.port >> 8, echo.port & 0xff]);
-    sock.write(req);
-    const [reply] = (await once(sock, 'data')) as [Buffer];
-    expect(reply[1]).to.equal(0);
-    expect(await roundTrip(sock, 'through -D')).to.equal('through -D');
-    sock.destroy();
-    ssh.kill();
-  });
-
-  it('forwards the user agent (-A): the device lists the key held by the user ssh-agent', async () => {
-    const socket = path.join(world.dir, 'agent.sock');
-    const agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
-    children.push(agent);
-    for (let i = 0; i < 100; i++) {
-      try {
-        execFileSync('ssh-add', ['-l'], { env: { SSH_AUTH_SOCK: socket }, stdio: 'ignore' });
-        break;
-      } catch (err) {
-        if ((err as { status?: number }).status === 1) break; // running, no identities yet
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    const forwarded = world.newKey('forwarded-key');
-    execFileSync('ssh-add', [forwarded.file], { env: { SSH_AUTH_SOCK: socket }, stdio: 'ignore' });
-    const withAgent = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn('ssh', [...base(), '-A', host(), 'ssh-add', '-L'], {
-        env: { ...process.env, SSH_AUTH_SOCK: socket },
-      });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c.toString();
-      });
-      child.on('close', (code) => resolve({ code, out }));
+    before(async () => {
+      world = await GatewayWorld.start({ deviceName: 'channels', agentEnv: upstream.agentEnv });
+      keyFile = (await world.keyForEveryHost('channels')).file;
+      echo = await echoServer();
     });
-    expect(withAgent.code).to.equal(0);
-    expect(withAgent.out).to.contain(Buffer.from(forwarded.data, 'base64').toString().split(' ')[1]);
-    agent.kill();
-  });
-
-  it('runs several channels over one connection (ControlMaster)', async () => {
-    const control = path.join(world.dir, 'cm.sock');
-    const master = background([...base(), '-M', '-S', control, '-N', host()]);
-    for (let i = 0; i < 200; i++) {
-      try {
-        execFileSync('ssh', ['-S', control, '-O', 'check', 'x'], { stdio: 'ignore' });
-        break;
-      } catch {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    const runs = await Promise.all(
-      [1, 2, 3, 4, 5].map((n) =>
-        world.run('ssh', ['-S', control, '-p', String(world.server.sshPort), host(), `echo channel-${n}`]),
-      ),
-    );
-    runs.forEach((r, i) => {
-      expect(r.code).to.equal(0);
-      expect(r.stdout.toString()).to.equal(`channel-${i + 1}\n`);
+    after(async () => {
+      for (const c of children) c.kill('SIGKILL');
+      echo?.server.close();
+      await world?.stop();
     });
-    const sessions = await world.api('GET', '/api/sessions?per_page=100');
-    const shared = sessions.body.find(
-      (s: { active: boolean; events: { seats: number[] } }) => s.active && s.events.seats.length >= 5,
-    );
-    expect(shared, 'one session with five seats').to.exist;
-    master.kill();
-  });
 
-  it('serves 20 sessions at once', async () => {
-    const runs = await Promise.all(
-      Array.from({ length: 20 }, (_, n) => world.sshPassword(['echo', `session-${n}`])),
-    );
-    runs.forEach((r, n) => {
-      expect(r.code, r.stderr).to.equal(0);
-      expect(r.stdout.toString()).to.equal(`session-${n}\n`);
+    const background = (args: string[], env: NodeJS.ProcessEnv = process.env) => {
+      const child = spawn('ssh', args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+      children.push(child);
+      return child;
+    };
+    const base = () => [
+      ...world.sshOptions(),
+      ...world.keyOptions(keyFile),
+      '-p',
+      String(world.server.sshPort),
+    ];
+    const host = () => `${world.target()}@127.0.0.1`;
+
+    it(`reaches the agent through ${upstream.name}`, async () => {
+      expect(await world.streamKinds()).to.deep.equal(upstream.kinds);
     });
-  });
 
-  it('keeps a long-running command with client keepalives going, and ends it on close from the API', async () => {
-    const long = await world.run(
-      'ssh',
-      [
+    it('forwards a local port (-L) to a listener on the device side', async () => {
+      const port = await freePort();
+      const ssh = background([
         ...base(),
+        '-N',
         '-o',
-        'ServerAliveInterval=1',
-        '-o',
-        'ServerAliveCountMax=2',
+        'ExitOnForwardFailure=yes',
+        '-L',
+        `${port}:127.0.0.1:${echo.port}`,
         host(),
-        'sleep 3; echo finished',
-      ],
-      { timeoutMs: 30_000 },
-    );
-    expect(long.code).to.equal(0);
-    expect(long.stdout.toString()).to.equal('finished\n');
+      ]);
+      const sock = await connectWhenListening(port);
+      expect(await roundTrip(sock, 'through -L')).to.equal('through -L');
+      sock.destroy();
+      ssh.kill();
+    });
 
-    const child = spawn('ssh', [...base(), host(), 'sleep 60'], { stdio: 'ignore' });
-    children.push(child);
-    let live: { uid: string } | undefined;
-    for (let i = 0; i < 100 && !live; i++) {
-      const list = await world.api('GET', '/api/sessions?per_page=100');
-      live = list.body.find(
-        (s: {
-          active: boolean;
-          authenticated: boolean;
-          events: { items: { type: string; data?: { command?: string } }[] };
-        }) => s.active && s.authenticated && s.events.items.some((e) => e.data?.command === 'sleep 60'),
+    it('forwards dynamically (-D, SOCKS5) to the device side', async () => {
+      const port = await freePort();
+      const ssh = background([...base(), '-N', '-D', `127.0.0.1:${port}`, host()]);
+      const sock = await connectWhenListening(port);
+      sock.write(Buffer.from([5, 1, 0]));
+      const [hello] = (await once(sock, 'data')) as [Buffer];
+      expect([...hello]).to.deep.equal([5, 0]);
+      const req = Buffer.from([5, 1, 0, 1, 127, 0, 0, 1, echo.port >> 8, echo.port & 0xff]);
+      sock.write(req);
+      const [reply] = (await once(sock, 'data')) as [Buffer];
+      expect(reply[1]).to.equal(0);
+      expect(await roundTrip(sock, 'through -D')).to.equal('through -D');
+      sock.destroy();
+      ssh.kill();
+    });
+
+    it('forwards the user agent (-A): the device lists the key held by the user ssh-agent', async () => {
+      const socket = path.join(world.dir, 'agent.sock');
+      const agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
+      children.push(agent);
+      for (let i = 0; i < 100; i++) {
+        try {
+          execFileSync('ssh-add', ['-l'], { env: { SSH_AUTH_SOCK: socket }, stdio: 'ignore' });
+          break;
+        } catch (err) {
+          if ((err as { status?: number }).status === 1) break; // running, no identities yet
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      const forwarded = world.newKey('forwarded-key');
+      execFileSync('ssh-add', [forwarded.file], { env: { SSH_AUTH_SOCK: socket }, stdio: 'ignore' });
+      const withAgent = await new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn('ssh', [...base(), '-A', host(), 'ssh-add', '-L'], {
+          env: { ...process.env, SSH_AUTH_SOCK: socket },
+        });
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+        });
+        child.on('close', (code) => resolve({ code, out }));
+      });
+      expect(withAgent.code).to.equal(0);
+      expect(withAgent.out).to.contain(Buffer.from(forwarded.data, 'base64').toString().split(' ')[1]);
+      agent.kill();
+    });
+
+    it('runs several channels over one connection (ControlMaster)', async () => {
+      const control = path.join(world.dir, 'cm.sock');
+      const master = background([...base(), '-M', '-S', control, '-N', host()]);
+      for (let i = 0; i < 200; i++) {
+        try {
+          execFileSync('ssh', ['-S', control, '-O', 'check', 'x'], { stdio: 'ignore' });
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+      const runs = await Promise.all(
+        [1, 2, 3, 4, 5].map((n) =>
+          world.run('ssh', ['-S', control, '-p', String(world.server.sshPort), host(), `echo channel-${n}`]),
+        ),
       );
-      if (!live) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(live, 'the live session').to.exist;
-    const exited = once(child, 'exit');
-    const closed = await world.api('POST', `/api/sessions/${live?.uid}/close`, { device: world.deviceUid });
-    expect(closed.status).to.equal(200);
-    await exited;
-    const after = await world.api('GET', `/api/sessions/${live?.uid}`);
-    expect(after.body.active).to.equal(false);
-  });
+      runs.forEach((r, i) => {
+        expect(r.code).to.equal(0);
+        expect(r.stdout.toString()).to.equal(`channel-${i + 1}\n`);
+      });
+      const sessions = await world.api('GET', '/api/sessions?per_page=100');
+      const shared = sessions.body.find(
+        (s: { active: boolean; events: { seats: number[] } }) => s.active && s.events.seats.length >= 5,
+      );
+      expect(shared, 'one session with five seats').to.exist;
+      master.kill();
+    });
 
-  it('carries a remote forward (-R): a connection to the device-side port reaches the user side', async () => {
-    const port = await freePort();
-    const ssh = background([
-      ...base(),
-      '-N',
-      '-o',
-      'ExitOnForwardFailure=yes',
-      '-R',
-      `${port}:127.0.0.1:${echo.port}`,
-      host(),
-    ]);
-    const sock = await connectWhenListening(port);
-    expect(await roundTrip(sock, 'through -R')).to.equal('through -R');
-    sock.destroy();
-    ssh.kill();
+    it('serves 20 sessions at once', async () => {
+      const runs = await Promise.all(
+        Array.from({ length: 20 }, (_, n) => world.sshPassword(['echo', `session-${n}`])),
+      );
+      runs.forEach((r, n) => {
+        expect(r.code, r.stderr).to.equal(0);
+        expect(r.stdout.toString()).to.equal(`session-${n}\n`);
+      });
+    });
+
+    it('keeps a long-running command with client keepalives going, and ends it on close from the API', async () => {
+      const long = await world.run(
+        'ssh',
+        [
+          ...base(),
+          '-o',
+          'ServerAliveInterval=1',
+          '-o',
+          'ServerAliveCountMax=2',
+          host(),
+          'sleep 3; echo finished',
+        ],
+        { timeoutMs: 30_000 },
+      );
+      expect(long.code).to.equal(0);
+      expect(long.stdout.toString()).to.equal('finished\n');
+
+      const child = spawn('ssh', [...base(), host(), 'sleep 60'], { stdio: 'ignore' });
+      children.push(child);
+      let live: { uid: string } | undefined;
+      for (let i = 0; i < 100 && !live; i++) {
+        const list = await world.api('GET', '/api/sessions?per_page=100');
+        live = list.body.find(
+          (s: {
+            active: boolean;
+            authenticated: boolean;
+            events: { items: { type: string; data?: { command?: string } }[] };
+          }) => s.active && s.authenticated && s.events.items.some((e) => e.data?.command === 'sleep 60'),
+        );
+        if (!live) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(live, 'the live session').to.exist;
+      const exited = once(child, 'exit');
+      const closed = await world.api('POST', `/api/sessions/${live?.uid}/close`, { device: world.deviceUid });
+      expect(closed.status).to.equal(200);
+      await exited;
+      const after = await world.api('GET', `/api/sessions/${live?.uid}`);
+      expect(after.body.active).to.equal(false);
+    });
+
+    it('carries a remote forward (-R): a connection to the device-side port reaches the user side', async () => {
+      const port = await freePort();
+      const ssh = background([
+        ...base(),
+        '-N',
+        '-o',
+        'ExitOnForwardFailure=yes',
+        '-R',
+        `${port}:127.0.0.1:${echo.port}`,
+        host(),
+      ]);
+      const sock = await connectWhenListening(port);
+      expect(await roundTrip(sock, 'through -R')).to.equal('through -R');
+      sock.destroy();
+      ssh.kill();
+    });
   });
-});
+}

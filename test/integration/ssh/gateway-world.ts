@@ -9,6 +9,16 @@ import { type LoginAnswer, startServer, type TestServer } from '../../support/se
 const AGENT_MAIN = fileURLToPath(new URL('../../../agent/main.ts', import.meta.url));
 export const DEVICE_PASSWORD = 'device-pass-1';
 
+/**
+ * The two ways the gateway reaches an agent: the session protocol (an agent on this host offers it), and SSH inside
+ * the tunnel (what agents before 0.3.0 and agents across plain HTTP get). Suites that exercise every SSH feature
+ * run once per upstream.
+ */
+export const UPSTREAMS = [
+  { name: 'the session protocol', agentEnv: {}, kinds: ['connection', 'session', 'direct', 'pickup'] },
+  { name: 'SSH inside the tunnel', agentEnv: { GATEHOUSE_SESSION_PROTOCOL: 'off' }, kinds: [] },
+] as const;
+
 /** A real gatehouse-agent process, with its log kept for assertions. */
 export class AgentProcess {
   readonly child: ChildProcess;
@@ -51,15 +61,23 @@ export class GatewayWorld {
   deviceUid!: string;
   readonly deviceName: string;
 
+  /** Settings of the agent's own (environment variables), beside the world's. */
+  private agentEnv: Record<string, string> = {};
+
   private constructor(deviceName: string) {
     this.deviceName = deviceName;
     this.dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-ssh-'));
   }
 
   static async start(
-    opts: { deviceName?: string; overrides?: Record<string, unknown> } = {},
+    opts: {
+      deviceName?: string;
+      overrides?: Record<string, unknown>;
+      agentEnv?: Record<string, string>;
+    } = {},
   ): Promise<GatewayWorld> {
     const world = new GatewayWorld(opts.deviceName ?? 'lab-device');
+    world.agentEnv = opts.agentEnv ?? {};
     world.server = await startServer(opts.overrides ? { overrides: opts.overrides } : {});
     world.owner = await world.server.setup();
     const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
@@ -93,7 +111,16 @@ export class GatewayWorld {
       GATEHOUSE_PREFERRED_IDENTITY: identity,
       GATEHOUSE_KEEPALIVE_INTERVAL: '1',
       GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
+      ...this.agentEnv,
     });
+  }
+
+  /** The stream kinds the server's tunnel hub holds for the device's agent (the session protocol's, or none). */
+  async streamKinds(uid = this.deviceUid): Promise<readonly string[]> {
+    const hub = this.server.kernel.container.resolve('tunnelHub' as never) as {
+      streamKinds(uid: string): Promise<readonly string[]>;
+    };
+    return hub.streamKinds(uid);
   }
 
   async waitForDevice(status: string, name = this.deviceName): Promise<string> {
