@@ -3,6 +3,9 @@ import { MuxSession, type StreamHandler } from './session';
 
 export { FrameDecoder, FrameType, INITIAL_WINDOW, MAX_DATA_PAYLOAD, ProtocolError } from './frame';
 export type { FrameTransport, StreamHandler, StreamHeader } from './session';
+
+import type { FrameTransport } from './session';
+
 export { MuxSession, parseStreamHeader, SESSION_STREAM_KINDS } from './session';
 
 /** The server end of a tunnel: it opens streams, pings and closes. */
@@ -34,12 +37,30 @@ function bindWebSocket(ws: WebSocket, session: MuxSession): void {
   ws.on('error', () => {});
 }
 
-function webSocketTransport(ws: WebSocket) {
+/**
+ * A tunnel's frames as WebSocket messages. With `pieces` (the server end) a data frame goes out as fragments of
+ * one message: ws frames each piece without copying it, and the agent's ws joins them. Every buffer a process
+ * allocates brings V8's next major collection closer (one per 64 MB), and on the server, with the larger heap,
+ * those collections were the largest cost of moving bytes; the agent's heap is small, so it does the joining.
+ */
+function webSocketTransport(ws: WebSocket, pieces = false): FrameTransport {
   return {
     send(frame: Buffer, sent: (error?: Error) => void) {
       if (ws.readyState !== ws.OPEN) return;
       ws.send(frame, { binary: true }, (error) => sent(error ?? undefined));
     },
+    ...(pieces
+      ? {
+          sendPieces(parts: Buffer[], sent: (error?: Error) => void) {
+            if (ws.readyState !== ws.OPEN) return;
+            const last = parts.length - 1;
+            parts.forEach((part, i) => {
+              if (i < last) ws.send(part, { binary: true, fin: false });
+              else ws.send(part, { binary: true, fin: true }, (error) => sent(error ?? undefined));
+            });
+          },
+        }
+      : {}),
     bufferedAmount: () => ws.bufferedAmount,
     close(code: number, reason: string) {
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
@@ -56,7 +77,10 @@ function webSocketTransport(ws: WebSocket) {
  * upgrades (setNoDelay in WebSocket#setSocket).
  */
 export async function acceptTunnel(ws: WebSocket, options: TunnelOptions = {}): Promise<Tunnel> {
-  const session = new MuxSession(webSocketTransport(ws), { role: 'opener', timeoutMs: options.timeoutMs });
+  const session = new MuxSession(webSocketTransport(ws, true), {
+    role: 'opener',
+    timeoutMs: options.timeoutMs,
+  });
   bindWebSocket(ws, session);
   if (ws.readyState !== ws.OPEN) session.transportClosed(new Error('tunnel socket is not open'));
   return session;
@@ -72,6 +96,9 @@ export function serveTunnel(ws: WebSocket, options: ServeTunnelOptions): MuxSess
     role: 'acceptor',
     onStream: options.onStream,
     timeoutMs: options.timeoutMs,
+    // Frames that fit several to one socket read of the server (64 KiB): its ws hands those on as views of the
+    // read instead of copying each frame that spans two reads into new memory (see webSocketTransport).
+    maxDataFrame: 16 * 1024,
   });
   bindWebSocket(ws, session);
   return session;

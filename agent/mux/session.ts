@@ -6,7 +6,9 @@ import {
   type Frame,
   FrameDecoder,
   FrameType,
+  HEADER_SIZE,
   MAX_CONTROL_PAYLOAD,
+  MAX_DATA_PAYLOAD,
   ProtocolError,
 } from './frame';
 import { MuxStream, type StreamCarrier } from './stream';
@@ -41,6 +43,11 @@ function isPort(value: unknown, min = 1): value is number {
 /** The message-carrying connection under a session (a WebSocket in production). */
 export interface FrameTransport {
   send(frame: Buffer, sent: (error?: Error) => void): void;
+  /**
+   * Sends one frame given in pieces without joining them (the server end: as fragments of one WebSocket message,
+   * which the agent's ws joins). Without it, the pieces are copied into one frame.
+   */
+  sendPieces?(pieces: Buffer[], sent: (error?: Error) => void): void;
   /** Bytes accepted by `send` but not yet handed to the operating system. */
   bufferedAmount(): number;
   close(code: number, reason: string): void;
@@ -54,6 +61,8 @@ export interface MuxSessionOptions {
   onStream?: StreamHandler;
   /** How long `open` and `ping` wait for the peer. */
   timeoutMs?: number;
+  /** Largest data frame to send; by default MAX_DATA_PAYLOAD. */
+  maxDataFrame?: number;
 }
 
 /** Past this many queued bytes in the transport, stream writes wait. */
@@ -115,6 +124,7 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
   private readonly role: 'opener' | 'acceptor';
   private readonly onStream: StreamHandler | undefined;
   private readonly timeoutMs: number;
+  readonly maxDataFrame: number;
   private readonly decoder = new FrameDecoder();
   private readonly streams = new Map<number, MuxStream>();
   private readonly pendingOpens = new Map<number, PendingOpen>();
@@ -133,6 +143,7 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
     this.role = options.role;
     this.onStream = options.onStream;
     this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.maxDataFrame = Math.min(options.maxDataFrame ?? MAX_DATA_PAYLOAD, MAX_DATA_PAYLOAD);
   }
 
   get closed(): boolean {
@@ -375,6 +386,19 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
   // StreamCarrier: what streams ask of their session.
 
   sendData(streamId: number, chunk: Buffer | Buffer[]): void {
+    if (this.isClosed) return;
+    if (this.transport.sendPieces) {
+      const pieces = Array.isArray(chunk) ? chunk : [chunk];
+      let length = 0;
+      for (const piece of pieces) length += piece.length;
+      // Only the 9-byte header is new memory (from Node's small-buffer pool): the payload goes out as it is.
+      const header = Buffer.allocUnsafe(HEADER_SIZE);
+      header.writeUInt8(FrameType.data, 0);
+      header.writeUInt32BE(streamId >>> 0, 1);
+      header.writeUInt32BE(length, 5);
+      this.transport.sendPieces([header, ...pieces], this.onSent);
+      return;
+    }
     this.sendFrame(encodeFrame(FrameType.data, streamId, chunk));
   }
 

@@ -1,5 +1,5 @@
 import { Duplex } from 'node:stream';
-import { INITIAL_WINDOW, MAX_DATA_PAYLOAD, MAX_WINDOW, ProtocolError } from './frame';
+import { INITIAL_WINDOW, MAX_WINDOW, ProtocolError } from './frame';
 
 /** What a stream needs from the session that carries it. */
 export interface StreamCarrier {
@@ -8,6 +8,8 @@ export interface StreamCarrier {
   sendWindow(streamId: number, credit: number): void;
   sendFin(streamId: number): void;
   sendReset(streamId: number, reason: string): void;
+  /** Largest data frame this end sends (at most MAX_DATA_PAYLOAD, the most the peer accepts). */
+  readonly maxDataFrame: number;
   /** Calls `done` once the transport has room again (at once when it has). */
   whenWritable(done: () => void): void;
   forget(streamId: number): void;
@@ -128,7 +130,7 @@ export class MuxStream extends Duplex {
     const { parts } = write;
     while (write.part < parts.length && this.sendCredit > 0) {
       // One frame: up to the credit and the frame limit, from as many pieces as it takes.
-      let room = Math.min(this.sendCredit, MAX_DATA_PAYLOAD);
+      let room = Math.min(this.sendCredit, this.carrier.maxDataFrame);
       const pieces: Buffer[] = [];
       while (room > 0 && write.part < parts.length) {
         const current = parts[write.part]!;

@@ -7,9 +7,11 @@ const RESUME_BELOW = 512 * 1024;
 /**
  * Consecutive small chunks of one stream (a terminal's output, a few bytes at a time) are joined into writes of at
  * most one SSH packet; larger chunks go as they are, since joining them only copies bytes that ssh2 splits into
- * packets anyway, and every such copy is an allocation that brings the next major garbage collection closer.
+ * packets anyway, and every such copy is an allocation that brings V8's next major collection closer (one per
+ * 64 MB allocated).
  */
 const MAX_WRITE = 32 * 1024;
+const SMALL_CHUNK = 8 * 1024;
 
 /**
  * ssh2's bookkeeping of a write that waits for the peer's window (ssh2 1.x lib/Channel.js and the
@@ -85,8 +87,9 @@ export class ChannelOutput {
     }
     const parts = [head.chunk];
     let size = head.chunk.length;
-    for (let next = this.queue[0]; next && next.stderr === head.stderr; next = this.queue[0]) {
-      if (size + next.chunk.length > MAX_WRITE) break;
+    const small = (chunk: Buffer) => chunk.length < SMALL_CHUNK;
+    for (let next = this.queue[0]; next && small(head.chunk); next = this.queue[0]) {
+      if (next.stderr !== head.stderr || !small(next.chunk) || size + next.chunk.length > MAX_WRITE) break;
       this.queue.shift();
       parts.push(next.chunk);
       size += next.chunk.length;
