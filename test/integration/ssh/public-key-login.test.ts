@@ -27,7 +27,7 @@ describe('ssh through the gateway: public-key sign-in and its filters', function
     return key;
   };
 
-  it('signs in with a registered key; the agent checks it through POST /api/auth/ssh', async () => {
+  it('signs in with a registered key (the server vouches to the agent for the key it checked)', async () => {
     const key = await register('any-host', '.*', { hostname: '.*' });
     const res = await world.sshKey(key.file, ['echo', 'signed-in-by-key']);
     expect(res.stderr).to.not.match(/denied/i);
