@@ -140,6 +140,8 @@ interface Waiting {
 /** One signed-in user connection: its account, its `-R` listeners, its ssh-agent socket and its streams. */
 class SignedInConnection {
   private readonly listeners = new Map<string, Server>();
+  /** Listen requests still binding: they count against MAX_LISTENERS before they are in `listeners`. */
+  private binding = 0;
   private readonly waiting = new Map<number, Waiting>();
   private readonly streams = new Set<Duplex>();
   private agentSocket: Promise<{ path: string; close: () => void }> | undefined;
@@ -258,7 +260,8 @@ class SignedInConnection {
           return;
         case Message.resize: {
           const { cols, rows } = readJson(message.payload);
-          if (!isDimension(cols) || !isDimension(rows)) throw new SessionProtocolError('malformed resize');
+          // SSH puts no bound on a window-change: a size the terminal cannot take is ignored, as open ignores it.
+          if (!isDimension(cols) || !isDimension(rows)) return;
           size = { cols, rows };
           running?.resize?.(cols, rows);
           return;
@@ -341,22 +344,28 @@ class SignedInConnection {
   private listen(seq: number, address: string, port: number): void {
     const reply = (answer: { ok: boolean; port?: number; message?: string }) =>
       this.sendControl(controlMessage(Message.reply, { seq, ...answer }));
+    // A port-0 listener is in `listeners` under two keys: count servers. Binds still in progress count too, or a
+    // burst of requests would all pass before the first is bound.
+    const held = new Set(this.listeners.values()).size + this.binding;
     const refusal =
       remoteForwardRefusal(this.account, port) ??
-      (this.listeners.size >= MAX_LISTENERS ? 'too many forwarded ports' : undefined);
+      (held >= MAX_LISTENERS ? 'too many forwarded ports' : undefined);
     if (refusal) {
       this.options.log(`remote forwarding of port ${port} refused: ${refusal}`);
       reply({ ok: false, message: refusal });
       return;
     }
+    this.binding++;
     listenOnDevice(address, port, (socket, bound) => this.incoming(socket, address, bound)).then(
       ({ server, port: bound }) => {
+        this.binding--;
         if (this.closed) return server.close();
         this.listeners.set(`${address}:${port}`, server);
         if (port === 0) this.listeners.set(`${address}:${bound}`, server);
         reply({ ok: true, port: bound });
       },
       (error: Error) => {
+        this.binding--;
         this.options.log(`remote forwarding on ${address}:${port} refused: ${error.message}`);
         reply({ ok: false, message: error.message });
       },

@@ -177,19 +177,5 @@ export function readJson(payload: Buffer): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** SSH's signal names (RFC 4254 section 6.10); anything else is ignored, never passed to `kill`. */
-export const SIGNALS = new Set([
-  'ABRT',
-  'ALRM',
-  'FPE',
-  'HUP',
-  'ILL',
-  'INT',
-  'KILL',
-  'PIPE',
-  'QUIT',
-  'SEGV',
-  'TERM',
-  'USR1',
-  'USR2',
-]);
+/** SSH's signal names: a `signal` message with any other is ignored, never passed to `kill`. */
+export { SSH_SIGNALS as SIGNALS } from '../ssh/signals';

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, constants, existsSync, openSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import type { Duplex, Writable } from 'node:stream';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import type { Session } from 'ssh2';
@@ -12,6 +13,7 @@ import {
   loginEnvironment,
   switchUserOptions,
 } from './login-environment';
+import { sshExitSignal } from './signals';
 
 /** Where Debian, Fedora and Alpine put OpenSSH's SFTP server. */
 const SFTP_SERVERS = [
@@ -203,8 +205,10 @@ export function runPiped(
   });
   child.on('close', (code, signal) => {
     output.drained().then(() => {
-      if (signal) channel.exit(signal.replace(/^SIG/, ''), false, '');
-      else channel.exit(code ?? 0);
+      if (signal) {
+        const reported = sshExitSignal(signal);
+        channel.exit(reported.signal, false, reported.description);
+      } else channel.exit(code ?? 0);
       channel.end();
     });
   });
@@ -223,14 +227,10 @@ function processExists(pid: number): boolean {
   }
 }
 
-const SIGNAL_NAMES: Record<number, string> = {
-  1: 'HUP',
-  2: 'INT',
-  3: 'QUIT',
-  6: 'ABRT',
-  9: 'KILL',
-  15: 'TERM',
-};
+/** A signal's name by its number (node-pty reports the number), for the exit status. */
+function signalName(signal: number): string {
+  return Object.entries(osConstants.signals).find(([, value]) => value === signal)?.[0] ?? 'SIGKILL';
+}
 
 function runInPty(
   channel: SessionChannel,
@@ -304,8 +304,10 @@ function runInPty(
   term.onExit(({ exitCode, signal }) => {
     clearInterval(watch);
     if (slave !== undefined) closeSync(slave);
-    if (signal) channel.exit(SIGNAL_NAMES[signal] ?? 'KILL', false, '');
-    else channel.exit(exitCode);
+    if (signal) {
+      const reported = sshExitSignal(signalName(signal));
+      channel.exit(reported.signal, false, reported.description);
+    } else channel.exit(exitCode);
     channel.end();
   });
   channel.on('close', () => term.kill('SIGHUP'));

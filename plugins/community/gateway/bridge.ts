@@ -1,4 +1,5 @@
 import { ChannelOutput } from '@gatehouse/agent/ssh/channel-output';
+import { sshExitSignal } from '@gatehouse/agent/ssh/signals';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
 import type { SessionJournal } from './journal';
 import type { ExitStatus, SessionCommand, TargetSession, Upstream } from './upstream';
@@ -143,7 +144,11 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     target.onClose(() => {
       output.drained().then(() => {
         if (exit && 'code' in exit) down.exit(exit.code);
-        else if (exit) down.exit(exit.signal, exit.core, exit.description);
+        else if (exit) {
+          // Whatever the target said (an SSH upstream passes on any name): ssh2 throws on a name SSH lacks.
+          const reported = sshExitSignal(exit.signal, exit.description.slice(0, 256));
+          down.exit(reported.signal, exit.core, reported.description);
+        }
         down.end();
       });
     });

@@ -83,7 +83,7 @@ export async function signInOverSessions(
       controlMessage(Message.login, { user, ...('password' in auth ? { password: auth.password } : {}) }),
     );
   });
-  return new SessionUpstream(tunnels, device.uid, id, control, decoder, agent);
+  return new SessionUpstream(tunnels, device.uid, id, control, decoder, agent, timeoutMs);
 }
 
 interface PendingReply {
@@ -102,6 +102,10 @@ class SessionUpstream implements Upstream {
   private incomingListener: IncomingListener | undefined;
   /** The user asked for agent forwarding in a session of this connection: only then is the user's agent reached. */
   private agentAsked = false;
+  /** `address:port` of each `-R` listener the device granted: only connections to these are passed to the user. */
+  private readonly listening = new Set<string>();
+  /** The connection's open streams: its sessions, forwarded and picked-up connections. */
+  private readonly streams = new Set<Duplex>();
 
   constructor(
     private readonly tunnels: SessionStreamOpener,
@@ -110,6 +114,8 @@ class SessionUpstream implements Upstream {
     private readonly control: Duplex,
     decoder: MessageDecoder,
     private readonly agent: ssh2.BaseAgent | undefined,
+    /** How long a session's open may wait for the device's answer. */
+    private readonly timeoutMs: number,
   ) {
     control.on('data', (chunk: Buffer) => {
       try {
@@ -120,6 +126,7 @@ class SessionUpstream implements Upstream {
       }
     });
     control.once('close', () => {
+      for (const stream of this.streams) stream.destroy();
       for (const pending of this.replies.values()) {
         clearTimeout(pending.timer);
         pending.reject(new Error('connection closed'));
@@ -136,8 +143,16 @@ class SessionUpstream implements Upstream {
           srcIP: src.ip,
           srcPort: src.port,
         }),
-      listen: (address, port) => this.ask(Message.listen, address, port).then((bound) => bound ?? port),
-      unlisten: (address, port) => this.ask(Message.unlisten, address, port).then(() => undefined),
+      listen: (address, port) =>
+        this.ask(Message.listen, address, port).then((answer) => {
+          const bound = answer ?? port;
+          this.listening.add(`${address}:${bound}`);
+          return bound;
+        }),
+      unlisten: (address, port) =>
+        this.ask(Message.unlisten, address, port).then(() => {
+          this.listening.delete(`${address}:${port}`);
+        }),
       onIncoming: (listener) => {
         this.incomingListener = listener;
       },
@@ -147,7 +162,7 @@ class SessionUpstream implements Upstream {
   async open(request: SessionRequest): Promise<TargetSession> {
     if (request.agentForward) this.agentAsked = true;
     const stream = await this.stream({ kind: 'session', conn: this.id });
-    const session = new ProtocolSession(stream);
+    const session = new ProtocolSession(stream, this.timeoutMs);
     stream.write(
       controlMessage(Message.open, {
         command: request.command,
@@ -156,7 +171,11 @@ class SessionUpstream implements Upstream {
         agentForward: request.agentForward,
       }),
     );
-    await session.opened;
+    // A session that never opened holds its tunnel stream until the connection ends unless it is closed here.
+    await session.opened.catch((error: Error) => {
+      stream.destroy();
+      throw error;
+    });
     return session;
   }
 
@@ -172,10 +191,14 @@ class SessionUpstream implements Upstream {
   private async stream(header: StreamHeader): Promise<Duplex> {
     if (this.control.destroyed) throw new Error('connection closed');
     const stream = await this.tunnels.open(this.uid, header);
-    // A stream outlives nothing of its connection.
-    const drop = () => stream.destroy();
-    this.control.once('close', drop);
-    stream.once('close', () => this.control.off('close', drop));
+    // A stream outlives nothing of its connection (one set, not a close listener per stream: twenty sessions on
+    // one connection would trip Node's leak warning).
+    if (this.control.destroyed) {
+      stream.destroy();
+      throw new Error('connection closed');
+    }
+    this.streams.add(stream);
+    stream.once('close', () => this.streams.delete(stream));
     return stream;
   }
 
@@ -208,15 +231,9 @@ class SessionUpstream implements Upstream {
       if (typeof ref !== 'number' || !Number.isInteger(ref) || ref < 1)
         throw new SessionProtocolError('bad ref');
       const pickup = () => this.stream({ kind: 'pickup', conn: this.id, ref });
-      const decline = () => {
-        if (!this.control.destroyed) this.control.write(controlMessage(Message.decline, { ref }));
-      };
+      const decline = () => this.send(controlMessage(Message.decline, { ref }));
       if (body['kind'] === 'agent') {
         this.relayAgent(pickup, decline);
-        return;
-      }
-      if (body['kind'] !== 'tcpip' || !this.incomingListener) {
-        decline();
         return;
       }
       const info: IncomingForward = {
@@ -225,10 +242,32 @@ class SessionUpstream implements Upstream {
         srcIP: String(body['srcIP'] ?? '').slice(0, 255),
         srcPort: Number(body['srcPort']) || 0,
       };
-      this.incomingListener?.(info, pickup, decline);
+      // Only to a port the user had the device listen on: the user's client is not asked about any other.
+      if (
+        body['kind'] !== 'tcpip' ||
+        !this.incomingListener ||
+        !this.listening.has(`${info.destIP}:${info.destPort}`)
+      ) {
+        decline();
+        return;
+      }
+      this.incomingListener(info, pickup, decline);
       return;
     }
     throw new SessionProtocolError(`message ${message.type} does not belong on a connection stream`);
+  }
+
+  /**
+   * An answer on the connection stream. A device that sends faster than it reads the answers is not read until
+   * it has taken them: they wait in its window, not in this process.
+   */
+  private send(message: Buffer): void {
+    const { control } = this;
+    if (control.destroyed || control.writableEnded) return;
+    if (!control.write(message) && !control.isPaused()) {
+      control.pause();
+      control.once('drain', () => control.resume());
+    }
   }
 
   /** A program on the device uses the forwarded ssh-agent: join it to a channel to the user's own agent. */
@@ -267,8 +306,14 @@ class ProtocolSession implements TargetSession {
   private readonly closeListeners: Array<() => void> = [];
   private closed = false;
   private ended = 0;
+  private isOpen = false;
+  /** The exit status, kept for a listener that comes after it (it may arrive with `opened`, in one read). */
+  private exit: ExitStatus | undefined;
 
-  constructor(private readonly stream: Duplex) {
+  constructor(
+    private readonly stream: Duplex,
+    openTimeoutMs: number,
+  ) {
     const resume = () => stream.resume();
     this.stdout = new Readable({ read: resume, highWaterMark: 256 * 1024 });
     this.stderr = new Readable({ read: resume, highWaterMark: 256 * 1024 });
@@ -295,7 +340,21 @@ class ProtocolSession implements TargetSession {
 
     let settle: { resolve(): void; reject(error: Error): void } | undefined;
     this.opened = new Promise((resolve, reject) => {
-      settle = { resolve, reject };
+      const timer = setTimeout(
+        () => reject(new Error('the device did not answer the session request')),
+        openTimeoutMs,
+      );
+      timer.unref();
+      settle = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
     });
     const decoder = new MessageDecoder();
     stream.on('data', (chunk: Buffer) => {
@@ -325,6 +384,9 @@ class ProtocolSession implements TargetSession {
     message: ReceivedMessage,
     settle: { resolve(): void; reject(error: Error): void } | undefined,
   ) {
+    if (!this.isOpen && message.type !== Message.opened && message.type !== Message.refused) {
+      throw new SessionProtocolError(`message ${message.type} before the session opened`);
+    }
     switch (message.type) {
       case Message.stdout:
         if (!this.stdout.push(message.payload)) this.stream.pause();
@@ -333,21 +395,16 @@ class ProtocolSession implements TargetSession {
         if (!this.stderr.push(message.payload)) this.stream.pause();
         return;
       case Message.opened:
+        this.isOpen = true;
         settle?.resolve();
         return;
       case Message.refused:
         settle?.reject(new Error(String(readJson(message.payload)['message'] ?? 'refused').slice(0, 200)));
         return;
       case Message.exit: {
-        const body = readJson(message.payload);
-        const exit: ExitStatus =
-          typeof body['code'] === 'number'
-            ? { code: body['code'] }
-            : {
-                signal: typeof body['signal'] === 'string' ? body['signal'].slice(0, 32) : 'KILL',
-                core: body['core'] === true,
-                description: typeof body['description'] === 'string' ? body['description'].slice(0, 256) : '',
-              };
+        const exit = exitStatus(readJson(message.payload));
+        if (this.exit || !exit) return;
+        this.exit = exit;
         for (const listener of this.exitListeners) listener(exit);
         return;
       }
@@ -365,7 +422,8 @@ class ProtocolSession implements TargetSession {
   }
 
   onExit(listener: (exit: ExitStatus) => void): void {
-    this.exitListeners.push(listener);
+    if (this.exit) listener(this.exit);
+    else this.exitListeners.push(listener);
   }
 
   onClose(listener: () => void): void {
@@ -407,4 +465,21 @@ class ProtocolSession implements TargetSession {
     });
     stream.uncork();
   }
+}
+
+/**
+ * The exit status a device reports, as SSH can pass it on: a u32 code, or a signal by an SSH name (RFC 4254
+ * section 6.10; ssh2 throws on any other). A program ended by another signal (SIGBUS) is reported as KILL; a code
+ * that is no u32 is not reported, as when a session ends without a status.
+ */
+function exitStatus(body: Record<string, unknown>): ExitStatus | undefined {
+  const { code, signal, description } = body;
+  if (typeof code === 'number') {
+    return Number.isInteger(code) && code >= 0 && code <= 0xffffffff ? { code } : undefined;
+  }
+  return {
+    signal: typeof signal === 'string' && SIGNALS.has(signal) ? signal : 'KILL',
+    core: body['core'] === true,
+    description: typeof description === 'string' ? description.slice(0, 256) : '',
+  };
 }

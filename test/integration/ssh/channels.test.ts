@@ -222,6 +222,16 @@ for (const upstream of UPSTREAMS) {
       expect(after.body.active).to.equal(false);
     });
 
+    it('reports a command killed by a signal SSH has no name for, and the device stays reachable', async () => {
+      // SIGVTALRM is not in RFC 4254's list: the agent reports it as KILL, where ssh2 used to throw and end it.
+      const killed = await world.run('ssh', [...base(), host(), 'echo before; kill -s VTALRM $$']);
+      expect(killed.stdout.toString()).to.equal('before\n');
+      expect(killed.code).to.equal(255);
+      const again = await world.run('ssh', [...base(), host(), 'echo still-up']);
+      expect(again.code, again.stderr).to.equal(0);
+      expect(again.stdout.toString()).to.equal('still-up\n');
+    });
+
     it('carries a remote forward (-R): a connection to the device-side port reaches the user side', async () => {
       const port = await freePort();
       const ssh = background([
