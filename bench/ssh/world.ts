@@ -33,6 +33,8 @@ export interface BenchAgent {
 export class ProcessWorld {
   readonly dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-world-'));
   server!: ServerProcess;
+  /** Further instances sharing the first server's installation (startSharingServer). */
+  readonly others: ServerProcess[] = [];
   owner!: LoginAnswer;
   namespace!: string;
   readonly agents: BenchAgent[] = [];
@@ -54,19 +56,7 @@ export class ProcessWorld {
       if (built.status !== 0) throw new Error('the agent bundle did not build');
     }
     if (opts.profileDir) mkdirSync(opts.profileDir, { recursive: true });
-    world.server = await ServerProcess.start({
-      GATEHOUSE_LOG_LEVEL: 'warn',
-      // The limits the benchmark's sshd has (MaxStartups 200:30:300): 100 sign-ins at once from one address.
-      GATEHOUSE_SSH_MAX_STARTUPS: '200:30:300',
-      GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: '200',
-      // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
-      GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
-      ...world.profileEnv('server'),
-      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes).
-      ...(process.env.BENCH_SERVER_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
-        : {}),
-    });
+    world.server = await ServerProcess.start(world.serverEnv('server'));
     world.owner = await world.server.setup();
     const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
     world.namespace = ns.body.name as string;
@@ -76,6 +66,37 @@ export class ProcessWorld {
       await world.startAgent(name, bundle, i, env);
     }
     return world;
+  }
+
+  /** The settings of a benchmark's `gatehouse serve`; `name` names its profile. */
+  private serverEnv(name: string): Record<string, string> {
+    return {
+      GATEHOUSE_LOG_LEVEL: 'warn',
+      // The limits the benchmark's sshd has (MaxStartups 200:30:300): 100 sign-ins at once from one address.
+      GATEHOUSE_SSH_MAX_STARTUPS: '200:30:300',
+      GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: '200',
+      // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
+      GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
+      ...this.profileEnv(name),
+      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes).
+      ...(process.env.BENCH_SERVER_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+        : {}),
+    };
+  }
+
+  /**
+   * Another `gatehouse serve` of the same installation (scale-out, DESIGN.md section 9), in its own process: the
+   * first server's PostgreSQL database, Redis key space and secret key, listeners of its own. The agents' tunnels
+   * stay on the first server, so this one forwards to it over the internal listener. Needs TEST_DATABASE_URL and
+   * TEST_REDIS_URL; stopped with the world (before the first server). Its profile is `server-<n>.cpuprofile`.
+   */
+  async startSharingServer(): Promise<ServerProcess> {
+    const other = await ServerProcess.start(this.serverEnv(`server-${this.others.length + 2}`), {
+      sharing: this.server,
+    });
+    this.others.push(other);
+    return other;
   }
 
   private profileEnv(name: string): Record<string, string> {
@@ -201,12 +222,13 @@ export class ProcessWorld {
     return [this.server.child?.pid ?? 0, ...this.agents.map((a) => a.child.pid ?? 0)];
   }
 
-  /** Stops the agents and the server (their profiles are written as they exit). */
+  /** Stops the agents and the servers (their profiles are written as they exit). */
   async stop(): Promise<void> {
     for (const a of this.agents) {
       if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGTERM');
       await a.exited;
     }
+    for (const other of this.others.splice(0)) await other.stop();
     await this.server?.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,8 @@ export async function freePort(): Promise<number> {
 /**
  * A real `gatehouse serve` process, as an operator runs it: what ends the process (an unhandled rejection, a
  * thrown error in a callback) ends this one too, unlike a kernel inside the test runner. Its log is kept.
+ * With TEST_REDIS_URL its counters and leases are in Redis under a key prefix of its own, as test/support/server.ts
+ * does in-process; `sharing` starts another instance of the same installation (DESIGN.md section 9).
  */
 export class ServerProcess {
   child!: ChildProcess;
@@ -29,6 +32,8 @@ export class ServerProcess {
   readonly dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-proc-'));
   httpPort = 0;
   sshPort = 0;
+  /** The internal listener (`/internal/...`), where the other instances reach this one: forwarded streams. */
+  internalPort = 0;
   setupPath: string | undefined;
 
   private constructor(
@@ -36,14 +41,47 @@ export class ServerProcess {
     private readonly extraEnv: Record<string, string>,
     /** The `gatehouse` program to run: this checkout's, or another copy's (an installation under test). */
     readonly bin: string,
+    /** The Redis key prefix of the installation (the instances sharing it use the same). */
+    readonly redisPrefix: string,
+    /** The instance whose store, Redis key space and secret key this one shares; it drops the database. */
+    readonly sharing: ServerProcess | undefined,
   ) {}
 
-  static async start(env: Record<string, string> = {}, opts: { bin?: string } = {}): Promise<ServerProcess> {
-    const server = new ServerProcess(await freshDatabase(), env, opts.bin ?? BIN);
+  /**
+   * `sharing`: another `gatehouse serve` of the same installation, on that one's database, Redis key space and
+   * secret key (its key file), with listeners of its own. Needs TEST_DATABASE_URL and TEST_REDIS_URL (the
+   * embedded store and the in-process cache live inside one process). Stop it before the one it shares.
+   */
+  static async start(
+    env: Record<string, string> = {},
+    opts: { bin?: string; sharing?: ServerProcess } = {},
+  ): Promise<ServerProcess> {
+    const { sharing } = opts;
+    if (sharing && !(sharing.databaseUrl && process.env.TEST_REDIS_URL))
+      throw new Error(
+        'another instance shares PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL',
+      );
+    const server = new ServerProcess(
+      sharing ? sharing.databaseUrl : await freshDatabase(),
+      {
+        // One installation has one secret key (core/secrets.ts): this instance reads the first one's key file.
+        ...(sharing ? { GATEHOUSE_SECRET_KEY_FILE: path.join(sharing.dataDir, 'secret.key') } : {}),
+        ...env,
+      },
+      opts.bin ?? sharing?.bin ?? BIN,
+      sharing?.redisPrefix ?? `gatehouse-test-${randomBytes(6).toString('hex')}:`,
+      sharing,
+    );
     server.httpPort = await freePort();
     server.sshPort = await freePort();
+    server.internalPort = await freePort();
     await server.spawn();
     return server;
+  }
+
+  /** How the other instances reach this one's internal listener (GATEHOUSE_INTERNAL_ADDRESS). */
+  get internalUrl(): string {
+    return `http://127.0.0.1:${this.internalPort}`;
   }
 
   get url(): string {
@@ -68,8 +106,15 @@ export class ServerProcess {
         GATEHOUSE_SSH_HOST: '127.0.0.1',
         GATEHOUSE_SSH_PORT: String(this.sshPort),
         GATEHOUSE_PUBLIC_URL: `http://127.0.0.1:${this.httpPort}`,
+        GATEHOUSE_INTERNAL_HOST: '127.0.0.1',
+        GATEHOUSE_INTERNAL_PORT: String(this.internalPort),
+        GATEHOUSE_INTERNAL_ADDRESS: this.internalUrl,
         GATEHOUSE_LOG_LEVEL: 'info',
         ...(this.databaseUrl ? { GATEHOUSE_DATABASE_URL: this.databaseUrl } : {}),
+        // Each installation gets its own key space, so counters and leases left by earlier runs never leak in.
+        ...(process.env.TEST_REDIS_URL
+          ? { GATEHOUSE_REDIS_URL: process.env.TEST_REDIS_URL, GATEHOUSE_REDIS_PREFIX: this.redisPrefix }
+          : {}),
         ...this.extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -188,7 +233,7 @@ export class ServerProcess {
 
   async stop(): Promise<void> {
     await this.kill('SIGTERM');
-    await dropDatabase(this.databaseUrl);
+    if (!this.sharing) await dropDatabase(this.databaseUrl);
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
