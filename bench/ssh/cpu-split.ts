@@ -7,8 +7,8 @@
  * `--perf` records the process with `perf record -g` during each transfer (/tmp/perf.<direction>.data).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { processTimes as cpu } from './proc';
 import { timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -16,16 +16,6 @@ const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const perfTarget = process.argv.includes('--perf')
   ? process.argv[process.argv.indexOf('--perf') + 1]
   : undefined;
-
-/** User and system seconds of a process so far (proc(5) fields 14 and 15). */
-function cpu(pid: number): { user: number; sys: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .map(Number);
-  return { user: (fields[11] ?? 0) / 100, sys: (fields[12] ?? 0) / 100 };
-}
 
 async function main(): Promise<void> {
   process.env.BENCH_SERVER_NODE_OPTIONS ??= `--require ${path.resolve('bench/ssh/trace-gc.cjs')}`;

@@ -11,9 +11,8 @@
  * `--profile DIR` runs the servers and the agent under V8's CPU profiler (cpu-profile.cjs) and leaves
  * server.cpuprofile (A), server-2.cpuprofile (B) and agent-bench-device.cpuprofile in DIR, for profile-summary.ts.
  */
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import path from 'node:path';
+import { loadAverage, processCpuSeconds } from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -33,25 +32,7 @@ const profileDir = process.argv.includes('--profile')
 /** What a failed run stops before it exits: the server and agent processes outlive this one otherwise. */
 const cleanups: Array<() => Promise<void>> = [];
 
-/** Seconds of CPU a process has used so far (user + system, with its reaped children), from /proc/<pid>/stat. */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    // utime, stime, cutime, cstime (fields 14 to 17 of proc(5), counted from the state field here).
-    return ((fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0)) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = loadAverage;
 
 interface Samples {
   connect: number[];

@@ -14,8 +14,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadAverage, processCpuSeconds } from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -64,28 +65,7 @@ function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq) / 100;
 }
 
-/**
- * Seconds of CPU a process has used so far, its own (user + system) and that of its children it has waited for,
- * from /proc/<pid>/stat ('self' for this one: the ssh clients and `head` it ran).
- */
-function processCpuSeconds(pid: number | 'self'): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    // utime, stime, cutime, cstime (fields 14 to 17 of proc(5), counted from the state field here).
-    return ((fields[11] ?? 0) + (fields[12] ?? 0) + (fields[13] ?? 0) + (fields[14] ?? 0)) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = loadAverage;
 
 async function main(): Promise<void> {
   if (!process.env.TEST_DATABASE_URL)

@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+/** A process's CPU seconds so far from /proc/<pid>/stat ('self' for this one): user, system, and reaped children. */
+export function processTimes(pid: number | 'self'): { user: number; sys: number; children: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    // utime, stime, cutime, cstime (fields 14 to 17 of proc(5), counted from the state field here).
+    const [user = 0, sys = 0, cuser = 0, csys = 0] = fields.slice(11, 15);
+    return { user: user / 100, sys: sys / 100, children: (cuser + csys) / 100 };
+  } catch {
+    return { user: 0, sys: 0, children: 0 };
+  }
+}
+
+/** Seconds of CPU a process has used so far, its own and that of the children it has waited for. */
+export function processCpuSeconds(pid: number | 'self'): number {
+  const { user, sys, children } = processTimes(pid);
+  return user + sys + children;
+}
+
+/** The machine's load averages, for the log line of each figure. */
+export const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
