@@ -65,6 +65,8 @@ export interface MuxSessionOptions {
   maxDataFrame?: number;
 }
 
+/** A data frame whose pieces average less than this is joined into one buffer, not sent as message fragments. */
+const MIN_FRAGMENT_AVERAGE = 4096;
 /** Past this many queued bytes in the transport, stream writes wait. */
 const TRANSPORT_HIGH_WATER = 1024 * 1024;
 const TRANSPORT_LOW_WATER = 256 * 1024;
@@ -387,10 +389,12 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
 
   sendData(streamId: number, chunk: Buffer | Buffer[]): void {
     if (this.isClosed) return;
-    if (this.transport.sendPieces) {
-      const pieces = Array.isArray(chunk) ? chunk : [chunk];
-      let length = 0;
-      for (const piece of pieces) length += piece.length;
+    const pieces = Array.isArray(chunk) ? chunk : [chunk];
+    let length = 0;
+    for (const piece of pieces) length += piece.length;
+    // Fragments pay off for large pieces (a message header and its payload); many small ones (a burst of control
+    // messages, thousands to a frame) are far cheaper joined than framed one by one, on both ends.
+    if (this.transport.sendPieces && length >= pieces.length * MIN_FRAGMENT_AVERAGE) {
       // Only the 9-byte header is new memory (from Node's small-buffer pool): the payload goes out as it is.
       const header = Buffer.allocUnsafe(HEADER_SIZE);
       header.writeUInt8(FrameType.data, 0);
