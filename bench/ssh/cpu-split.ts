@@ -21,15 +21,7 @@ async function main(): Promise<void> {
   process.env.BENCH_SERVER_NODE_OPTIONS ??= `--require ${path.resolve('bench/ssh/trace-gc.cjs')}`;
   const world = await ProcessWorld.start();
   const key = await world.keyForEveryHost('split');
-  const args = [
-    ...world.sshOptions(),
-    ...world.keyOptions(key.file),
-    '-o',
-    'LogLevel=ERROR',
-    '-p',
-    String(world.sshPort),
-    `${world.target()}@127.0.0.1`,
-  ];
+  const args = [...world.clientOptions(key.file), '-p', String(world.sshPort), `${world.target()}@127.0.0.1`];
   await timed('ssh', [...args, 'true']);
   const bytes = Math.round(gib * 1024 * 1024 * 1024);
   const [serverPid = 0, agentPid = 0] = world.pids;

@@ -52,14 +52,7 @@ async function main(): Promise<void> {
   const agent = world.agents[0];
   if (!agent?.child.pid || !serverA.child.pid || !serverB.child.pid) throw new Error('a process has no pid');
   const key = await world.keyForEveryHost('bench');
-  const base = [
-    ...world.sshOptions(),
-    ...world.keyOptions(key.file),
-    '-o',
-    'LogLevel=ERROR',
-    '-o',
-    'ControlPath=none',
-  ];
+  const base = world.clientOptions(key.file);
   const pids = { 'server A': serverA.child.pid, 'server B': serverB.child.pid, agent: agent.child.pid };
   type Proc = keyof typeof pids;
   const paths: Record<string, { args: string[]; through: Proc[] }> = {

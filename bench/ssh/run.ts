@@ -123,12 +123,7 @@ async function main(): Promise<void> {
 
   const opts = [
     ...(cipher ? ['-c', cipher] : []),
-    ...world.sshOptions(),
-    ...world.keyOptions(key.file),
-    '-o',
-    'LogLevel=ERROR',
-    '-o',
-    'ControlPath=none',
+    ...world.clientOptions(key.file),
     '-o',
     'ConnectTimeout=120',
   ];

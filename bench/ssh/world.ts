@@ -185,6 +185,18 @@ export class ProcessWorld {
     ];
   }
 
+  /** What every benchmark client runs with: this world's options, the key only, quiet, no shared connection. */
+  clientOptions(keyFile: string): string[] {
+    return [
+      ...this.sshOptions(),
+      ...this.keyOptions(keyFile),
+      '-o',
+      'LogLevel=ERROR',
+      '-o',
+      'ControlPath=none',
+    ];
+  }
+
   keyOptions(keyFile: string): string[] {
     return [
       '-i',
