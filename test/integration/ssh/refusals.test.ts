@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { eventually } from '../devices/agent-process';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
 
 describe('ssh through the gateway: clear refusals and the firewall', function () {
@@ -66,11 +67,14 @@ describe('ssh through the gateway: clear refusals and the firewall', function ()
       expect(res.stderr).to.contain(
         `gatehouse: device ${world.namespace}.newcomer is waiting to be accepted`,
       );
-      const sessions = await world.api('GET', '/api/sessions?per_page=100');
-      const refused = sessions.body.find(
-        (s: { events: { items: { type: string; data?: { reason?: string } }[] } }) =>
-          s.events.items.some((e) => e.type === 'refused' && e.data?.reason === 'pending'),
-      );
+      // Events reach the store in quarter-second batches and the row closes after ssh has exited: wait, bounded.
+      const refused = await eventually(async () => {
+        const sessions = await world.api('GET', '/api/sessions?per_page=100');
+        return sessions.body.find(
+          (s: { active: boolean; events: { items: { type: string; data?: { reason?: string } }[] } }) =>
+            !s.active && s.events.items.some((e) => e.type === 'refused' && e.data?.reason === 'pending'),
+        );
+      }, 'the closed session refused as pending');
       expect(refused).to.include({ authenticated: false, active: false, username: 'root' });
     } finally {
       await pending.stop();
