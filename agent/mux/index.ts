@@ -44,15 +44,30 @@ function bindWebSocket(ws: WebSocket, session: MuxSession): void {
  * those collections were the largest cost of moving bytes; the agent's heap is small, so it does the joining.
  */
 function webSocketTransport(ws: WebSocket, pieces = false): FrameTransport {
+  // Frames sent in one tick leave in one socket write: a burst of small frames (window credits, a run of control
+  // messages) is otherwise a system call each.
+  let corked = false;
+  const cork = () => {
+    const socket = (ws as unknown as { _socket?: import('node:net').Socket })._socket;
+    if (corked || !socket || socket.destroyed) return;
+    corked = true;
+    socket.cork();
+    process.nextTick(() => {
+      corked = false;
+      socket.uncork();
+    });
+  };
   return {
     send(frame: Buffer, sent: (error?: Error) => void) {
       if (ws.readyState !== ws.OPEN) return;
+      cork();
       ws.send(frame, { binary: true }, (error) => sent(error ?? undefined));
     },
     ...(pieces
       ? {
           sendPieces(parts: Buffer[], sent: (error?: Error) => void) {
             if (ws.readyState !== ws.OPEN) return;
+            cork();
             const last = parts.length - 1;
             parts.forEach((part, i) => {
               if (i < last) ws.send(part, { binary: true, fin: false });

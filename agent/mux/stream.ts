@@ -1,6 +1,8 @@
 import { Duplex } from 'node:stream';
 import { INITIAL_WINDOW, MAX_WINDOW, ProtocolError } from './frame';
 
+const EMPTY = Buffer.alloc(0);
+
 /** What a stream needs from the session that carries it. */
 export interface StreamCarrier {
   /** One data frame; a payload in pieces is joined into it. */
@@ -38,7 +40,13 @@ export class MuxStream extends Duplex {
   /** Bytes the peer may still send before we grant more. */
   private receiveAllowance = INITIAL_WINDOW;
   private unacknowledged = 0;
-  private readonly inbox: Buffer[] = [];
+  /**
+   * Received chunks not yet taken by the reader, from `inboxHead` on. Read by index, not `shift()`: a peer that sends
+   * one tiny frame at a time to a reader that paused leaves tens of thousands here, and shifting a large array moves
+   * all of it each time.
+   */
+  private inbox: Buffer[] = [];
+  private inboxHead = 0;
   private readerWantsMore = false;
   private pendingWrite: PendingWrite | undefined;
   /** The acceptor holds its writes until it has told the opener the stream is ready. */
@@ -95,10 +103,19 @@ export class MuxStream extends Duplex {
   }
 
   private deliver(): void {
-    while (this.readerWantsMore && this.inbox.length > 0) {
-      const chunk = this.inbox.shift()!;
+    const { inbox } = this;
+    while (this.readerWantsMore && this.inboxHead < inbox.length) {
+      const chunk = inbox[this.inboxHead]!;
+      inbox[this.inboxHead++] = EMPTY;
       this.unacknowledged += chunk.length;
       if (!this.push(chunk)) this.readerWantsMore = false;
+    }
+    if (this.inboxHead === inbox.length) {
+      inbox.length = 0;
+      this.inboxHead = 0;
+    } else if (this.inboxHead >= 1024 && this.inboxHead * 2 >= inbox.length) {
+      this.inbox = inbox.slice(this.inboxHead);
+      this.inboxHead = 0;
     }
     // Grant credit in large steps: one window frame per half window keeps the
     // control traffic small while the sender never stalls on a fast reader.
@@ -107,7 +124,7 @@ export class MuxStream extends Duplex {
       this.carrier.sendWindow(this.streamId, this.unacknowledged);
       this.unacknowledged = 0;
     }
-    if (this.remoteFinSeen && this.inbox.length === 0 && !this.readableEnded) this.push(null);
+    if (this.remoteFinSeen && this.inboxHead === this.inbox.length && !this.readableEnded) this.push(null);
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -167,7 +184,8 @@ export class MuxStream extends Duplex {
     const cleanlyClosed = this.localFinSent && this.remoteFinSeen;
     if (!cleanlyClosed && !this.resetSeen) this.carrier.sendReset(this.streamId, error?.message ?? 'closed');
     this.carrier.forget(this.streamId);
-    this.inbox.length = 0;
+    this.inbox = [];
+    this.inboxHead = 0;
     const write = this.pendingWrite;
     this.pendingWrite = undefined;
     if (write) write.callback(error ?? new Error('stream closed'));
