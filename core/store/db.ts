@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
@@ -44,12 +45,17 @@ export function openDatabase(
       ...(opts.log ? { log: knexLog(opts.log) } : {}),
     });
   }
-  let connection: object = {};
-  if (!opts.memory) {
+  // pg_trgm backs the device list's `name contains` filter with an index (migration 20261205000000).
+  const extensions = { pg_trgm };
+  let pglite: PGlite;
+  if (opts.memory) {
+    pglite = new PGlite({ extensions });
+  } else {
     const dir = embeddedDir(config);
     mkdirSync(dir, { recursive: true });
-    connection = { pglite: new PGlite({ fs: new DurableNodeFS(dir), startParams: durableStartParams }) };
+    pglite = new PGlite({ fs: new DurableNodeFS(dir), startParams: durableStartParams, extensions });
   }
+  const connection = { pglite };
   return knexFactory({ client: EmbeddedClient, dialect: 'postgres', connection } as unknown as Knex.Config);
 }
 
