@@ -4,7 +4,7 @@
  *
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
  *     node --import tsx bench/store/agent-upsert.ts [--rounds 5] [--calls 2000] [--devices 10000] [--parallel 50]
- *     [--without-last-seen-index] [--without-name-index]
+ *     [--without-last-seen-index] [--without-name-indexes]
  *
  * Three ways to refresh a known device and read its namespace's name, each on the same database in interleaved
  * rounds (order alternating), called one after another (latency) and `--parallel` at a time (throughput):
@@ -39,8 +39,11 @@ const parallel = option('parallel', 50);
  * table (no heap-only update).
  */
 const lastSeenIndex = !args.includes('--without-last-seen-index');
-/** `--without-name-index`: drop the name filter's trigram index, to see what its entries cost each refresh. */
-const nameIndex = !args.includes('--without-name-index');
+/**
+ * `--without-name-indexes`: drop the list's name indexes (the trigram one of the `contains` filter, the b-tree of the
+ * name order), to see what their entries cost each refresh.
+ */
+const nameIndex = !args.includes('--without-name-indexes');
 
 if (!process.env.TEST_DATABASE_URL) {
   console.error('set TEST_DATABASE_URL: the figures are for PostgreSQL');
@@ -66,7 +69,10 @@ try {
      from generate_series(1, ?::int) as i`,
     [tenant, deviceCount],
   );
-  if (!nameIndex) await db.raw('drop index if exists devices_name_trgm_idx');
+  if (!nameIndex) {
+    await db.raw('drop index if exists devices_name_trgm_idx');
+    await db.raw('drop index if exists devices_name_idx');
+  }
   if (!lastSeenIndex) {
     await db.raw('drop index devices_recent_idx');
     await db.raw('create index devices_list_idx on devices (tenant_id, kind, status)');
@@ -176,7 +182,7 @@ try {
   );
   const stats = hot.rows[0];
   console.log(
-    `${lastSeenIndex ? 'with' : 'without'} an index holding last_seen, ${nameIndex ? 'with' : 'without'} the name trigram index; heap-only updates ${stats?.n_tup_hot_upd} of ${
+    `${lastSeenIndex ? 'with' : 'without'} an index holding last_seen, ${nameIndex ? 'with' : 'without'} the name indexes; heap-only updates ${stats?.n_tup_hot_upd} of ${
       stats?.n_tup_upd
     } (statistics may lag by a few hundred)`,
   );

@@ -67,3 +67,19 @@ export class DeviceCount extends TenantModel {
   declare removed: number;
   declare unused: number;
 }
+
+/**
+ * How many devices of one kind and status in a namespace carry a tag: kept by triggers on `devices` like
+ * `DeviceCount` (migrations/community/20261206000000_device_tag_counts.ts). The list filtered by one tag reads its
+ * exact total here.
+ */
+export class DeviceTagCount extends TenantModel {
+  static override tableName = 'device_tag_counts';
+  static override idColumn = ['tenant_id', 'kind', 'status', 'tag'];
+
+  declare tenant_id: string;
+  declare kind: DeviceKind;
+  declare status: DeviceStatus;
+  declare tag: string;
+  declare n: number;
+}

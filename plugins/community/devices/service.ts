@@ -7,6 +7,7 @@ import {
   type Config,
   Conflict,
   type FilterField,
+  type FilterItem,
   Forbidden,
   fromDatabaseError,
   type Hooks,
@@ -29,7 +30,7 @@ import { type QueryBuilder, raw } from 'objection';
 import { Namespace } from '../namespaces/model';
 import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
-import { Device, DeviceCount, type DeviceKind } from './model';
+import { Device, DeviceCount, type DeviceKind, DeviceTagCount } from './model';
 import type { DeviceStatus, deviceAuthBody, deviceUpdate } from './schemas';
 
 /**
@@ -404,9 +405,15 @@ export class NamespaceDevices {
       .where('devices.kind', kind)
       .where('devices.status', query.status);
     applyFilter(matching as never, filter, filterFields);
-    // Unfiltered, the total is the kept count (one row) rather than a count of the namespace's devices; it is read
-    // while the page is.
-    const kept = filter.length === 0 ? keptCount(this.tenant, kind, query.status) : undefined;
+    // Unfiltered, or filtered by one tag, the total is a kept count (one row) rather than a count of the namespace's
+    // matching devices; it is read while the page is.
+    const tag = singleTag(filter);
+    const kept =
+      filter.length === 0
+        ? keptCount(this.tenant, kind, query.status)
+        : tag !== undefined
+          ? keptTagCount(this.tenant, kind, query.status, tag)
+          : undefined;
     const page = await listPage(
       matching.select('devices.uid'),
       query,
@@ -635,6 +642,26 @@ export async function keptCount(
 ): Promise<number> {
   const row = await tenant.query(DeviceCount).findById([tenant.tenantId, kind]).select(status);
   return row ? Number(row[status]) : 0;
+}
+
+/** How many devices of `kind` in `status` carry `tag`, from the kept counts (`DeviceTagCount`). */
+async function keptTagCount(
+  tenant: TenantStore,
+  kind: DeviceKind,
+  status: DeviceStatus,
+  tag: string,
+): Promise<number> {
+  const row = await tenant.query(DeviceTagCount).findById([tenant.tenantId, kind, status, tag]).select('n');
+  return row ? Number(row.n) : 0;
+}
+
+/** The tag of a filter that is exactly one `tags contains` (applyFilter has already checked its value). */
+function singleTag(filter: FilterItem[]): string | undefined {
+  if (filter.length !== 1) return undefined;
+  const [item] = filter;
+  if (item?.type !== 'property') return undefined;
+  const { name, operator, value } = item.params;
+  return name === 'tags' && operator === 'contains' && typeof value === 'string' ? value : undefined;
 }
 
 /**

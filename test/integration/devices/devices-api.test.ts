@@ -209,6 +209,15 @@ describe('devices: the API', function () {
     ]);
     const byTag = await api('GET', `/api/devices?status=pending&filter=${encodeURIComponent(onlyProd)}`);
     expect(byTag.body.map((x: { uid: string }) => x.uid)).to.deep.equal([e.uid]);
+    expect(byTag.headers.get('x-total-count')).to.equal('1');
+    /** The total of a one-tag filter (a kept count) for `status`. */
+    const tagTotal = async (tag: string, status = 'pending') => {
+      const filter = b64([{ type: 'property', params: { name: 'tags', operator: 'contains', value: tag } }]);
+      const res = await api('GET', `/api/devices?status=${status}&filter=${encodeURIComponent(filter)}`);
+      expect(Number(res.headers.get('x-total-count')), tag).to.equal(res.body.length);
+      return res.body.length;
+    };
+    expect(await tagTotal('prod')).to.equal(2);
 
     expect((await api('PUT', '/api/tags/prod', { tag: 'staging' })).status).to.equal(409);
     expect((await api('PUT', '/api/tags/nope', { tag: 'other' })).status).to.equal(404);
@@ -216,7 +225,11 @@ describe('devices: the API', function () {
     expect((await api('PUT', '/api/tags/prod', { tag: 'production' })).status).to.equal(200);
     expect((await api('GET', '/api/tags')).body).to.deep.equal(['production', 'staging']);
     expect((await api('GET', `/api/devices/${d.uid}`)).body.tags).to.deep.equal(['production']);
+    expect([await tagTotal('prod'), await tagTotal('production'), await tagTotal('staging')]).to.deep.equal([
+      0, 2, 1,
+    ]);
     expect((await api('DELETE', '/api/tags/production')).status).to.equal(200);
+    expect(await tagTotal('production')).to.equal(0);
     expect((await api('DELETE', '/api/tags/production')).status).to.equal(404);
     expect((await api('GET', '/api/tags')).body).to.deep.equal(['staging']);
     expect((await api('GET', `/api/devices/${e.uid}`)).body.tags).to.deep.equal(['staging']);

@@ -4,15 +4,16 @@ import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as deviceCounts from '../../../migrations/community/20261204000000_device_counts';
+import * as deviceTagCounts from '../../../migrations/community/20261206000000_device_tag_counts';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 const statuses = ['accepted', 'pending', 'rejected', 'removed', 'unused'] as const;
 
 /**
- * The kept device counts (issue 16): a trigger keeps `device_counts` equal to a count of `devices` through every
- * kind of change, including changes made at the same time on several connections, and the migration fills it from
- * the rows already there.
+ * The kept device counts (issue 16): triggers keep `device_counts` and `device_tag_counts` equal to a count of
+ * `devices` through every kind of change, including changes made at the same time on several connections, and the
+ * migrations fill them from the rows already there.
  */
 describe('store: kept device counts', () => {
   let db: Knex;
@@ -55,6 +56,8 @@ describe('store: kept device counts', () => {
         platform: 'native',
       }),
       public_key: 'key',
+      // Some with no tag, some with two, one naming a tag twice (it counts once).
+      tags: [[], ['lab'], ['lab', 'edge'], ['edge', 'edge']][next % 4],
       ...extra,
     };
   };
@@ -75,7 +78,19 @@ describe('store: kept device counts', () => {
       statuses.filter((s) => Number(r[s]) !== 0).map((s) => `${r.tenant_id} ${r.kind} ${s} ${Number(r[s])}`),
     );
     const countedLines = counted.map((r) => `${r.tenant_id} ${r.kind} ${r.status} ${Number(r.n)}`);
-    return { kept: keptLines.sort(), counted: countedLines.sort() };
+    const keptTags = (await db('device_tag_counts').where('n', '<>', 0)) as Record<string, string | number>[];
+    const countedTags = (
+      await db.raw(`
+        select d.tenant_id, d.kind, d.status, t.tag, count(*) as n
+        from devices d cross join lateral (select distinct unnest(d.tags) as tag) t
+        group by 1, 2, 3, 4`)
+    ).rows as Record<string, string | number>[];
+    const tagLine = (r: Record<string, string | number>) =>
+      `${r['tenant_id']} ${r['kind']} ${r['status']} tag:${r['tag']} ${Number(r['n'])}`;
+    return {
+      kept: [...keptLines, ...keptTags.map(tagLine)].sort(),
+      counted: [...countedLines, ...countedTags.map(tagLine)].sort(),
+    };
   }
 
   async function expectExact(): Promise<void> {
@@ -159,19 +174,67 @@ describe('store: kept device counts', () => {
     await expectExact();
   });
 
+  it('follows tag edits, bulk renames and tag changes made at the same time, without deadlocks', async () => {
+    const tenant = tenants[0] as string;
+    const rows = Array.from({ length: 40 }, () => device(tenant, { status: 'accepted' }));
+    await db('devices').insert(rows);
+    await expectExact();
+    const sets = [['lab'], ['edge', 'lab'], [], ['prod'], ['lab', 'prod', 'edge']];
+    // Single devices retagged in parallel, while whole-namespace renames run on other connections: each takes the
+    // namespace's count row first, so none of them deadlocks on tag rows taken in opposite orders.
+    await Promise.all([
+      ...rows.map(async (r, i) => {
+        for (let step = 0; step < sets.length; step++) {
+          await db('devices')
+            .where({ uid: r.uid })
+            .update({ tags: sets[(i + step) % sets.length], ...(step === 2 ? { status: 'pending' } : {}) });
+        }
+      }),
+      ...(
+        [
+          ['lab', 'site'],
+          ['edge', 'rim'],
+          ['site', 'lab'],
+        ] as const
+      ).map(([from, to]) =>
+        db('devices')
+          .where({ tenant_id: tenant })
+          .whereRaw('tags @> ?::text[]', [[from]])
+          .update({ tags: db.raw('array_replace(tags, ?, ?)', [from, to]) }),
+      ),
+    ]);
+    await expectExact();
+    // A tag-only change of one device moves only its own tags.
+    const one = rows[0]!;
+    await db('devices')
+      .where({ uid: one.uid })
+      .update({ tags: ['solo'] });
+    const solo = await db('device_tag_counts').where({ tenant_id: tenant, tag: 'solo' });
+    expect(solo.map((r) => [r.status, r.n])).to.deep.equal([[(await statusOf(one.uid)) as string, 1]]);
+    await expectExact();
+  });
+
+  async function statusOf(uid: string): Promise<string> {
+    return (await db('devices').where({ uid }).first('status')).status;
+  }
+
   it('is filled from the rows already there when the migration runs, and goes with its namespace', async () => {
+    await deviceTagCounts.down(db);
     await deviceCounts.down(db);
     expect(await db.schema.hasTable('device_counts')).to.equal(false);
+    expect(await db.schema.hasTable('device_tag_counts')).to.equal(false);
     await db('devices').insert([
       device(tenants[1] as string, { status: 'accepted' }),
       device(tenants[1] as string),
     ]);
     await deviceCounts.up(db);
+    await deviceTagCounts.up(db);
     await expectExact();
     const filled = await db('device_counts').where({ tenant_id: tenants[1], kind: 'device' }).first();
     expect(filled).to.include({ accepted: 1, pending: 1 });
     await db('namespaces').where({ tenant_id: tenants[1] }).delete();
     expect(await db('device_counts').where({ tenant_id: tenants[1] })).to.deep.equal([]);
+    expect(await db('device_tag_counts').where({ tenant_id: tenants[1] })).to.deep.equal([]);
     await expectExact();
   });
 });
