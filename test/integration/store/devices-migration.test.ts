@@ -6,6 +6,8 @@ import { migrateLatest } from '../../../core/store/migrate';
 import * as devices from '../../../migrations/community/20261121002000_devices';
 import * as devicesKind from '../../../migrations/community/20261201000000_devices_kind';
 import * as deviceCounts from '../../../migrations/community/20261204000000_device_counts';
+import * as deviceNameSearch from '../../../migrations/community/20261205000000_device_name_search';
+import * as deviceTagCounts from '../../../migrations/community/20261206000000_device_tag_counts';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
@@ -102,7 +104,9 @@ describe('store migrations: devices and tunnels', () => {
   });
 
   it('files every agent, one in a container too, as a device, and goes back (issue 12, item 2)', async () => {
-    // The kept counts' trigger names `kind`: they go first and come back last, as the migrator would.
+    // The kept counts' triggers name `kind`: they go first and come back last, as the migrator would.
+    await deviceTagCounts.down(db);
+    await deviceNameSearch.down(db);
     await deviceCounts.down(db);
     await devicesKind.down(db);
     // Rows as the old split wrote them: an agent inside Docker reported docker and was filed under containers.
@@ -153,9 +157,13 @@ describe('store migrations: devices and tunnels', () => {
     ).to.equal('native');
     await devicesKind.up(db);
     await deviceCounts.up(db);
+    await deviceNameSearch.up(db);
+    await deviceTagCounts.up(db);
   });
 
   it('goes down and up again', async () => {
+    await deviceTagCounts.down(db);
+    await deviceNameSearch.down(db);
     await deviceCounts.down(db);
     await devicesKind.down(db);
     await devices.down(db);
@@ -164,6 +172,8 @@ describe('store migrations: devices and tunnels', () => {
     await devices.up(db);
     await devicesKind.up(db);
     await deviceCounts.up(db);
+    await deviceNameSearch.up(db);
+    await deviceTagCounts.up(db);
     expect(await db.schema.hasTable('tunnels')).to.equal(true);
     await db('devices').insert(device('e'));
     await db('namespaces').where({ tenant_id: tenant }).delete();
