@@ -48,6 +48,14 @@ import {
 import { closeObjects, createAjv } from './validation';
 import { version } from './version';
 
+/**
+ * The kernel's queue of connections not yet accepted, per HTTP listener. After a restart a whole fleet redials at
+ * once (agents' availability calls and tunnels): with Node's default of 511 the kernel dropped their SYNs, and each
+ * dropped agent waited out a 1 s, then 3 s retransmission (bench/agents/load.ts). The kernel caps it at
+ * `net.core.somaxconn` (4096 on current kernels).
+ */
+const LISTEN_BACKLOG = 4096;
+
 export interface KernelOptions {
   /**
    * Turns each entry of the configuration's `plugins` list into its manifest. Core knows the plugin contract and
@@ -429,14 +437,18 @@ export class Kernel {
     const app = this.app();
     const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     attachUpgrades(server, this.upgrades, this.log, this.health);
-    server.listen(this.config.http.port, this.config.http.host);
+    server.listen({ port: this.config.http.port, host: this.config.http.host, backlog: LISTEN_BACKLOG });
     await once(server, 'listening');
     this.httpServer = server;
     // The same application on a loopback listener: only requests that arrive here may make `internal` calls.
     const internal = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     internal.on('connection', (socket: Socket) => this.internalSockets.add(socket));
     attachUpgrades(internal, this.internalUpgrades, this.log, this.health);
-    internal.listen(this.config.internal.port, this.config.internal.host);
+    internal.listen({
+      port: this.config.internal.port,
+      host: this.config.internal.host,
+      backlog: LISTEN_BACKLOG,
+    });
     await once(internal, 'listening');
     this.internalServer = internal;
     this.log.info({ url: this.httpUrl, internal: this.internalUrl, ssh: this.config.ssh.port }, 'listening');
