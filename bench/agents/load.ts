@@ -9,11 +9,12 @@
  * back online after the restart.
  *
  * Usage: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx bench/agents/load.ts [agents]
- *        [steady-seconds] [--procs 4] [--profile server.cpuprofile]
+ *        [steady-seconds] [--procs 1] [--profile server.cpuprofile]
  *
- * The agents run in `--procs` processes of this script (`--worker`, driven over IPC), each with its share: one
- * process holding 10,000 WebSockets stalls in its own garbage collector, and every answer that arrives then waits,
- * so its clock measured the tool more than the server.
+ * The agents run in `--procs` processes of this script (`--worker`, driven over IPC), each with its share. One
+ * process holding 10,000 WebSockets stalls in its own garbage collector, and every answer that arrives meanwhile
+ * waits; several processes stall less each but cost more CPU in all. On a machine of 2 cores, shared with the server
+ * and PostgreSQL, one process gave the lower p99 (bench/RESULTS.md), so that is the default.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -34,7 +35,7 @@ const args = process.argv.slice(2);
 const profileAt = args.indexOf('--profile');
 const PROFILE_FILE = profileAt < 0 ? undefined : args.splice(profileAt, 2)[1];
 const procsAt = args.indexOf('--procs');
-const PROCS = procsAt < 0 ? 4 : Number(args.splice(procsAt, 2)[1]);
+const PROCS = procsAt < 0 ? 1 : Number(args.splice(procsAt, 2)[1]);
 const WORKER = args.includes('--worker');
 const N = Number(args[0] ?? 2000);
 const STEADY_SECONDS = Number(args[1] ?? 60);
