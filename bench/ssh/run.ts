@@ -222,12 +222,21 @@ async function main(): Promise<void> {
   const on: number[] = [];
   const off: number[] = [];
   const pairs = process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : 5;
+  // With BENCH_SERVER_NODE_OPTIONS="--require bench/ssh/trace-gc.cjs", each run also says how many major
+  // collections the server made during it.
+  const majors = () => world.server.lines.filter((line) => line.includes('Mark-Compact')).length;
+  const gcs = (from: number) => (majors() > 0 ? ` (${majors() - from} server major GCs)` : '');
   for (let i = 0; i < pairs; i++) {
     await setRecording(false);
+    const offFrom = majors();
     off.push(await timed('ssh', ptyCmd));
+    const offGcs = gcs(offFrom);
     await setRecording(true);
+    const onFrom = majors();
     on.push(await timed('ssh', ptyCmd));
-    console.log(`recording pair ${i + 1}: off ${off.at(-1)?.toFixed(0)} ms, on ${on.at(-1)?.toFixed(0)} ms`);
+    console.log(
+      `recording pair ${i + 1}: off ${off.at(-1)?.toFixed(0)} ms${offGcs}, on ${on.at(-1)?.toFixed(0)} ms${gcs(onFrom)}`,
+    );
   }
   const rec = { offMs: median(off), onMs: median(on) };
   if (pairs > 0) console.log('recording', rec);
