@@ -27,7 +27,12 @@ export async function up(knex: Knex): Promise<void> {
     }
     await knex.raw('create extension if not exists pg_trgm');
   }
-  await knex.raw('create index devices_name_trgm_idx on devices using gin (name gin_trgm_ops)');
+  // No pending list: every refresh of a device (the availability call, every 30 s) writes its trigrams anew, since
+  // `last_seen` is indexed and no refresh is heap-only. With GIN's fast update they would pile up in the pending
+  // list until one unlucky refresh merged them all (hundreds of milliseconds at its tail).
+  await knex.raw(
+    'create index devices_name_trgm_idx on devices using gin (name gin_trgm_ops) with (fastupdate = off)',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

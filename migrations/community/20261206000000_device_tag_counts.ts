@@ -9,7 +9,10 @@ import type { Knex } from 'knex';
  *   matching device (half the namespace, in the benchmark: a 30 ms parallel scan).
  * - Every trigger that changes it first holds the namespace's `device_counts` row, as a status change already does:
  *   two statements changing tags in one namespace then queue on that row instead of locking tag rows in opposite
- *   orders (a deadlock).
+ *   orders (a deadlock). Its rows belong to that row (the foreign key), not to `namespaces` directly: a new tag's
+ *   row then checks a row this transaction already holds, instead of taking a share lock on the namespace, which
+ *   accepting a device and renaming a tag hold FOR UPDATE while they change devices (another deadlock).
+ * - A count that falls to zero is deleted, so the table holds only tags in use.
  * - `devices_name_idx` holds the name order per namespace, kind and status, so a first page sorted by name reads
  *   the index until it has a page of matching rows instead of sorting all of them. `nulls first` is the order the
  *   list asks for ascending (core/http/list.ts); descending is the same index read backwards.
@@ -17,17 +20,18 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     create table device_tag_counts (
-      tenant_id uuid not null references namespaces (tenant_id) on delete cascade,
+      tenant_id uuid not null,
       kind varchar(16) not null,
       status varchar(16) not null,
       tag text not null,
       n integer not null default 0,
-      primary key (tenant_id, kind, status, tag)
+      primary key (tenant_id, kind, status, tag),
+      foreign key (tenant_id, kind) references device_counts (tenant_id, kind) on delete cascade
     )`);
-  // Each device counts once per tag, however often its array names the tag.
+  // Each device counts once per tag, however often its array names the tag (and a NULL element is no tag).
   const perTag = (rows: string) => `
     select r.tenant_id, r.kind, r.status, t.tag, count(*) as n
-    from ${rows} r cross join lateral (select distinct unnest(r.tags) as tag) t
+    from ${rows} r cross join lateral (select distinct u.tag from unnest(r.tags) as u (tag) where u.tag is not null) t
     group by r.tenant_id, r.kind, r.status, t.tag
     order by r.tenant_id, r.kind, r.status, t.tag`;
   const addTags = (rows: string) => `
@@ -52,6 +56,8 @@ export async function up(knex: Knex): Promise<void> {
       update device_tag_counts c set n = c.n - g.n
       from (${perTag('gone')}) g
       where c.tenant_id = g.tenant_id and c.kind = g.kind and c.status = g.status and c.tag = g.tag;
+      delete from device_tag_counts c
+      where c.n = 0 and (c.tenant_id, c.kind) in (select distinct tenant_id, kind from gone);
       return null;
     end $$`);
   // Per row, with a WHEN, for the reason device_counts_move is: the availability call updates every known device
@@ -64,8 +70,12 @@ export async function up(knex: Knex): Promise<void> {
       order by c.tenant_id, c.kind for update;
       update device_tag_counts set n = n - 1
       where tenant_id = old.tenant_id and kind = old.kind and status = old.status and tag = any (old.tags);
+      delete from device_tag_counts
+      where tenant_id = old.tenant_id and kind = old.kind and status = old.status and tag = any (old.tags)
+        and n = 0;
       ${addTags(`select new.tenant_id, new.kind, new.status, t.tag, 1
-                 from (select distinct unnest(new.tags) as tag) t order by t.tag`)};
+                 from (select distinct u.tag from unnest(new.tags) as u (tag) where u.tag is not null) t
+                 order by t.tag`)};
       return null;
     end $$`);
   // Trigger names sort after device_counts_*: PostgreSQL fires a table's triggers in name order, so the counts'

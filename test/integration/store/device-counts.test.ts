@@ -214,6 +214,29 @@ describe('store: kept device counts', () => {
     await expectExact();
   });
 
+  it('locks no namespace row: accepting a device beside a retag that makes a new tag row does not deadlock', async function () {
+    // Two transactions at once need two connections: the embedded store has one, and would wait for itself.
+    if (!url) this.skip();
+    const tenant = tenants[0] as string;
+    const pending = device(tenant, { tags: ['lab'] });
+    const tagged = device(tenant, { status: 'accepted', tags: ['lab'] });
+    await db('devices').insert([pending, tagged]);
+    // Accepting a device holds its namespace FOR UPDATE while it changes the device (plugins/community/devices);
+    // a tag row that referenced the namespace would take a share lock on it from inside the counts' lock.
+    await db.transaction(async (accepting) => {
+      await accepting('namespaces').where({ tenant_id: tenant }).forUpdate();
+      // Started now (a knex builder runs when `then` is called), on another connection.
+      const retag = db('devices')
+        .where({ uid: tagged.uid })
+        .update({ tags: db.raw(`array_append(tags, 'brand-new-tag')`) })
+        .then((n) => n);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await accepting('devices').where({ uid: pending.uid }).update({ status: 'accepted' });
+      await retag;
+    });
+    await expectExact();
+  });
+
   async function statusOf(uid: string): Promise<string> {
     return (await db('devices').where({ uid }).first('status')).status;
   }
