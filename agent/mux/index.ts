@@ -48,8 +48,9 @@ function webSocketTransport(ws: WebSocket, pieces = false): FrameTransport {
   // messages) is otherwise a system call each.
   let corked = false;
   const cork = () => {
+    if (corked) return;
     const socket = (ws as unknown as { _socket?: import('node:net').Socket })._socket;
-    if (corked || !socket || socket.destroyed) return;
+    if (!socket || socket.destroyed) return;
     corked = true;
     socket.cork();
     process.nextTick(() => {

@@ -251,8 +251,8 @@ class LoadAgent {
 
   /**
    * The availability call; its latency, from the request leaving to the answer read, is what the fleet reports. The
-   * proof is signed before the clock starts: a real agent signs on its own device (1.6 ms of RSA-2048), while here
-   * ten thousand agents sign in this one process, and that queue is the tool's, not the server's.
+   * proof is signed before the clock starts: a real agent signs on its own device, while here thousands of agents
+   * sign in one process, and that queue is the tool's, not the server's.
    */
   async auth(): Promise<void> {
     const body = this.body();

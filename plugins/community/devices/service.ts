@@ -405,15 +405,8 @@ export class NamespaceDevices {
       .where('devices.kind', kind)
       .where('devices.status', query.status);
     applyFilter(matching as never, filter, filterFields);
-    // Unfiltered, or filtered by one tag, the total is a kept count (one row) rather than a count of the namespace's
-    // matching devices; it is read while the page is.
-    const tag = singleTag(filter);
-    const kept =
-      filter.length === 0
-        ? keptCount(this.tenant, kind, query.status)
-        : tag !== undefined
-          ? keptTagCount(this.tenant, kind, query.status, tag)
-          : undefined;
+    // Where a kept count answers the total, it is read while the page is.
+    const kept = keptTotal(this.tenant, kind, query.status, filter);
     const page = await listPage(
       matching.select('devices.uid'),
       query,
@@ -655,13 +648,22 @@ async function keptTagCount(
   return row ? Number(row.n) : 0;
 }
 
-/** The tag of a filter that is exactly one `tags contains` (applyFilter has already checked its value). */
-function singleTag(filter: FilterItem[]): string | undefined {
-  if (filter.length !== 1) return undefined;
+/**
+ * A list's total from a kept count (one row) instead of counting the matching devices: unfiltered, or filtered by
+ * exactly one `tags contains` (applyFilter has already checked its value). Undefined: the list counts.
+ */
+function keptTotal(
+  tenant: TenantStore,
+  kind: DeviceKind,
+  status: DeviceStatus,
+  filter: FilterItem[],
+): Promise<number> | undefined {
+  if (filter.length === 0) return keptCount(tenant, kind, status);
   const [item] = filter;
-  if (item?.type !== 'property') return undefined;
+  if (filter.length !== 1 || item?.type !== 'property') return undefined;
   const { name, operator, value } = item.params;
-  return name === 'tags' && operator === 'contains' && typeof value === 'string' ? value : undefined;
+  if (name !== 'tags' || operator !== 'contains' || typeof value !== 'string') return undefined;
+  return keptTagCount(tenant, kind, status, value);
 }
 
 /**

@@ -18,7 +18,7 @@ const arch = architecture();
  * agent tarball it built, the installed agent (from its install tree, not this checkout) registers, is accepted
  * through the API, and a person signs in to it over ssh through the server's gateway.
  */
-describe('installing the agent from the server with the documented command', function () {
+describe('installing the agent from the server with the documented command (pending unless root with sudo: it installs system files)', function () {
   this.timeout(180_000);
   let root: string;
   let server: GatehouseServer;

@@ -14,6 +14,16 @@ import { dropDatabase, freshDatabase } from '../../support/server';
 /** The devices and tunnels migration: up with rows and its constraints, then down and up again. */
 describe('store migrations: devices and tunnels', () => {
   let db: Knex;
+
+  /** The migrations after `devices_kind` that build on `devices`, in the order the migrator runs them. */
+  const later = [deviceCounts, deviceNameSearch, deviceTagCounts];
+  /** Takes them down last-first and puts them back first-first, as the migrator would. */
+  const laterDown = async () => {
+    for (const m of [...later].reverse()) await m.down(db);
+  };
+  const laterUp = async () => {
+    for (const m of later) await m.up(db);
+  };
   let url: string | undefined;
   const tenant = '00000000-0000-4000-8000-00000000d001';
   const owner = 'd'.repeat(24);
@@ -105,9 +115,7 @@ describe('store migrations: devices and tunnels', () => {
 
   it('files every agent, one in a container too, as a device, and goes back (issue 12, item 2)', async () => {
     // The kept counts' triggers name `kind`: they go first and come back last, as the migrator would.
-    await deviceTagCounts.down(db);
-    await deviceNameSearch.down(db);
-    await deviceCounts.down(db);
+    await laterDown();
     await devicesKind.down(db);
     // Rows as the old split wrote them: an agent inside Docker reported docker and was filed under containers.
     const docker = (c: string) =>
@@ -156,24 +164,18 @@ describe('store migrations: devices and tunnels', () => {
       ).platform,
     ).to.equal('native');
     await devicesKind.up(db);
-    await deviceCounts.up(db);
-    await deviceNameSearch.up(db);
-    await deviceTagCounts.up(db);
+    await laterUp();
   });
 
   it('goes down and up again', async () => {
-    await deviceTagCounts.down(db);
-    await deviceNameSearch.down(db);
-    await deviceCounts.down(db);
+    await laterDown();
     await devicesKind.down(db);
     await devices.down(db);
     expect(await db.schema.hasTable('devices')).to.equal(false);
     expect(await db.schema.hasTable('tunnels')).to.equal(false);
     await devices.up(db);
     await devicesKind.up(db);
-    await deviceCounts.up(db);
-    await deviceNameSearch.up(db);
-    await deviceTagCounts.up(db);
+    await laterUp();
     expect(await db.schema.hasTable('tunnels')).to.equal(true);
     await db('devices').insert(device('e'));
     await db('namespaces').where({ tenant_id: tenant }).delete();
