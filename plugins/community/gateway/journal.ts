@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '@gatehouse/core';
 import {
   type NewRecord,
@@ -11,9 +10,52 @@ import {
 /** How often buffered terminal output goes to the store, and the most kept in memory before a flush is forced. */
 const FLUSH_MS = 250;
 const FLUSH_ENTRIES = 512;
-/** Output within this many milliseconds of the previous entry joins it, up to this many characters. */
+/** Output within this many milliseconds of the previous entry joins it, up to this many bytes. */
 const COALESCE_MS = 20;
-const COALESCE_CHARS = 256 * 1024;
+const COALESCE_BYTES = 256 * 1024;
+
+/**
+ * Recorded output is copied as it passes into slabs that are reused once the store has the entries cut from them:
+ * no string per chunk, no joined strings, no re-encoding for the wire, and none of the buffers the output arrived
+ * in held past the moment it passed. At tens of megabytes a second that was most of what recording cost the
+ * gateway, in copies and in the major collections that buffers kept for a while bring (bench/RESULTS.md).
+ *
+ * A journal's first slab after each flush is a small one, so a quiet or interactive session holds 16 KiB between
+ * flushes; output that overflows it goes on in large slabs. An entry never spans two slabs.
+ */
+const SMALL_SLAB = 16 * 1024;
+const LARGE_SLAB = COALESCE_BYTES;
+const spareSlabs = new Map<number, Buffer[]>([
+  [SMALL_SLAB, []],
+  [LARGE_SLAB, []],
+]);
+/** How many slabs of each size wait for reuse at most (4 MiB of small ones, 8 MiB of large ones). */
+const SPARE_SLABS = new Map([
+  [SMALL_SLAB, 256],
+  [LARGE_SLAB, 32],
+]);
+
+function takeSlab(size: number): Buffer {
+  return spareSlabs.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);
+}
+
+function giveBack(slabs: Buffer[]): void {
+  for (const slab of slabs) {
+    const spare = spareSlabs.get(slab.length);
+    if (spare && spare.length < (SPARE_SLABS.get(slab.length) ?? 0)) spare.push(slab);
+  }
+}
+
+/** An entry still taking output: bytes `start` to `start + bytes` of `slab`. */
+interface OpenEntry {
+  seat: number;
+  time: number;
+  width: number;
+  height: number;
+  slab: Buffer;
+  start: number;
+  bytes: number;
+}
 
 /**
  * What one gateway session writes to the store: its row, its events and, with recording on, the terminal output of
@@ -30,8 +72,14 @@ export class SessionJournal {
   readonly uid = newSessionUid();
   private events: Omit<SessionEvent, 'timestamp'>[] = [];
   private records: NewRecord[] = [];
+  private open: OpenEntry | undefined;
+  /** The slab output is copied into, how much of it is used, and the slabs the unwritten entries are cut from. */
+  private slab: Buffer | undefined;
+  private used = 0;
+  private held: Buffer[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private readonly decoders = new Map<number, StringDecoder>();
+  /** Per seat, the start of a UTF-8 sequence that the last entry ended in: it opens the seat's next entry. */
+  private readonly carried = new Map<number, Buffer>();
   private ended = false;
 
   constructor(
@@ -52,39 +100,85 @@ export class SessionJournal {
     this.schedule();
   }
 
-  /** Terminal output of a seat; split UTF-8 sequences are carried to the next chunk so text stays intact. */
+  /**
+   * Terminal output of a seat. A UTF-8 sequence split between entries is carried whole into the next one, so text
+   * stays intact; bytes that are not text are made text where the store takes them (sessions/service.ts).
+   */
   output(seat: number, chunk: Buffer, width: number, height: number): void {
-    if (this.ended) return;
-    let decoder = this.decoders.get(seat);
-    if (!decoder) {
-      decoder = new StringDecoder('utf8');
-      this.decoders.set(seat, decoder);
-    }
-    const message = decoder.write(chunk);
-    if (!message) return;
-    const now = new Date();
+    if (this.ended || chunk.length === 0) return;
+    const now = Date.now();
     // Output arriving in a burst becomes one entry: far fewer rows to write, and players cannot show a
     // difference of a few milliseconds anyway.
-    const last = this.records.at(-1);
+    const open = this.open;
     if (
-      last &&
-      last.seat === seat &&
-      last.width === width &&
-      last.height === height &&
-      now.getTime() - last.time.getTime() < COALESCE_MS &&
-      last.message.length < COALESCE_CHARS
+      open &&
+      open.seat === seat &&
+      open.width === width &&
+      open.height === height &&
+      now - open.time < COALESCE_MS &&
+      open.slab === this.slab &&
+      this.used + chunk.length <= open.slab.length
     ) {
-      last.message += message;
+      chunk.copy(open.slab, this.used);
+      this.used += chunk.length;
+      open.bytes += chunk.length;
       return;
     }
-    this.records.push({ seat, message, time: now, width, height });
+    this.seal();
+    const carried = this.carried.get(seat);
+    this.carried.delete(seat);
+    const bytes = chunk.length + (carried?.length ?? 0);
+    let slab = this.slab;
+    if (bytes > LARGE_SLAB) {
+      // Larger than any slab (no transport here hands over such chunks, but nothing stops one): a copy of its own.
+      slab = Buffer.allocUnsafe(bytes);
+      this.open = { seat, time: now, width, height, slab, start: 0, bytes };
+    } else {
+      if (!slab || slab.length - this.used < bytes) {
+        slab = takeSlab(slab ? LARGE_SLAB : SMALL_SLAB);
+        if (bytes > slab.length) {
+          giveBack([slab]);
+          slab = takeSlab(LARGE_SLAB);
+        }
+        this.slab = slab;
+        this.used = 0;
+        this.held.push(slab);
+      }
+      this.open = { seat, time: now, width, height, slab, start: this.used, bytes };
+      this.used += bytes;
+    }
+    const at = this.open.start;
+    if (carried) carried.copy(slab, at);
+    chunk.copy(slab, at + (carried?.length ?? 0));
     if (this.records.length >= FLUSH_ENTRIES) this.flush();
     else this.schedule();
+  }
+
+  /**
+   * Completes the open entry, less an unfinished UTF-8 sequence at its end, which the seat's next entry starts
+   * with.
+   */
+  private seal(): void {
+    const open = this.open;
+    if (!open) return;
+    this.open = undefined;
+    const entry = open.slab.subarray(open.start, open.start + open.bytes);
+    const tail = unfinishedSequence(entry);
+    if (tail) this.carried.set(open.seat, Buffer.from(entry.subarray(entry.length - tail)));
+    if (tail === entry.length) return;
+    this.records.push({
+      seat: open.seat,
+      message: tail ? entry.subarray(0, entry.length - tail) : entry,
+      time: new Date(open.time),
+      width: open.width,
+      height: open.height,
+    });
   }
 
   /** A terminal size change of a recorded seat (an entry without text, so players resize at that instant). */
   resize(seat: number, width: number, height: number): void {
     if (this.ended) return;
+    this.seal();
     this.records.push({ seat, message: '', time: new Date(), width, height });
     this.schedule();
   }
@@ -102,10 +196,21 @@ export class SessionJournal {
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.seal();
     const events = this.events.splice(0);
     const records = this.records.splice(0);
+    // The entries are cut from these slabs: they go back for reuse once the store has them, and output from now on
+    // goes to fresh ones.
+    const slabs = this.held;
+    this.held = [];
+    this.slab = undefined;
+    this.used = 0;
     if (events.length) this.enqueue(() => this.sessions.addEvents(this.tenantId, this.uid, events));
-    if (records.length) this.enqueue(() => this.sessions.addRecords(this.tenantId, this.uid, records));
+    if (records.length)
+      this.enqueue(() =>
+        this.sessions.addRecords(this.tenantId, this.uid, records).finally(() => giveBack(slabs)),
+      );
+    else giveBack(slabs);
   }
 
   private enqueue(write: () => Promise<void>): void {
@@ -125,14 +230,31 @@ export class SessionJournal {
   /** Flushes everything and marks the session closed; resolves when the store has it. */
   end(): Promise<void> {
     if (this.ended) return this.chain;
-    for (const [seat, decoder] of this.decoders) {
-      const rest = decoder.end();
-      if (rest) this.records.push({ seat, message: rest, time: new Date(), width: 0, height: 0 });
+    this.seal();
+    // A sequence the output never finished: kept as it was (the store shows it as a replacement character).
+    for (const [seat, rest] of this.carried) {
+      this.records.push({ seat, message: rest, time: new Date(), width: 0, height: 0 });
     }
+    this.carried.clear();
     this.flush();
     this.ended = true;
     // Nothing was ever written: no row to close.
     if (this.opened) this.enqueue(() => this.sessions.markClosed(this.tenantId, this.uid));
     return this.chain;
   }
+}
+
+/**
+ * How many bytes at the end of `bytes` start a UTF-8 sequence that needs more bytes than follow it (0 to 3). Looks
+ * back to the last byte that can start a sequence; a sequence that is broken rather than unfinished is left in place.
+ */
+export function unfinishedSequence(bytes: Uint8Array): number {
+  const last = Math.min(3, bytes.length);
+  for (let back = 1; back <= last; back++) {
+    const byte = bytes[bytes.length - back] as number;
+    if ((byte & 0xc0) === 0x80) continue;
+    const needs = byte >= 0xf8 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needs > back ? back : 0;
+  }
+  return 0;
 }

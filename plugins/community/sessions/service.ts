@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { listPage, NotFound, TenantStore, Unprocessable } from '@gatehouse/core';
 import type { Knex } from 'knex';
@@ -42,10 +43,13 @@ export interface RecordEntry {
   height: number;
 }
 
-/** One entry to keep: output (or a size change, with an empty message) of one seat at one instant. */
+/**
+ * One entry to keep: output (or a size change, with an empty message) of one seat at one instant. The gateway hands
+ * output over as the bytes the device sent (see `storableText`).
+ */
 export interface NewRecord {
   seat: number;
-  message: string;
+  message: string | Buffer;
   time: Date;
   width: number;
   height: number;
@@ -398,18 +402,73 @@ async function markClosed(tenant: TenantStore, uid: string): Promise<void> {
  * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
  * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
  */
+/**
+ * The most message bytes one INSERT carries. The driver builds each statement in a buffer it grows as it goes, and
+ * PostgreSQL reads it whole into memory it grows too: one 13 MB statement cost both sides about three times the
+ * CPU of the same rows sent 2 MB at a time (bench/RESULTS.md, "What recording costs").
+ */
+const STATEMENT_BYTES = 2 * 1024 * 1024;
+
 async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]): Promise<void> {
   if (!records.length) return;
-  await tenant.query(SessionRecord).insert(
-    records.map((r) => ({
-      session_uid: uid,
-      seat: r.seat,
-      message: r.message.replaceAll('\u0000', ''),
-      time: r.time,
-      width: r.width,
-      height: r.height,
-    })),
-  );
+  const rows = records.map((r) => ({
+    session_uid: uid,
+    seat: r.seat,
+    // The column is text and reads back as a string; bytes are written as they are (storableText).
+    message: (typeof r.message === 'string'
+      ? r.message.replaceAll('\u0000', '')
+      : storableText(r.message)) as unknown as string,
+    time: r.time,
+    width: r.width,
+    height: r.height,
+  }));
+  const statements: (typeof rows)[] = [[]];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = row.message.length;
+    const current = statements.at(-1) as typeof rows;
+    if (current.length > 0 && bytes + size > STATEMENT_BYTES) {
+      statements.push([row]);
+      bytes = size;
+    } else {
+      current.push(row);
+      bytes += size;
+    }
+  }
+  if (statements.length === 1) {
+    await tenant.query(SessionRecord).insert(rows);
+    return;
+  }
+  // One commit for the flush, as when it was one statement.
+  await tenant.transaction(async (store) => {
+    for (const statement of statements) await store.query(SessionRecord).insert(statement);
+  });
+}
+
+/**
+ * Terminal output as the store's text column takes it: valid UTF-8 without NUL (PostgreSQL refuses both). What a
+ * device sends usually is already, and then goes to the store as it is: PostgreSQL's driver sends a Buffer in
+ * binary form, which for text is the bytes themselves, so no string is made of it on the way. Anything else is
+ * decoded with replacement characters, as a terminal shows it.
+ */
+export function storableText(bytes: Buffer): Buffer {
+  let text = bytes;
+  if (text.includes(0)) text = withoutNul(text);
+  if (!isUtf8(text)) text = Buffer.from(text.toString('utf8'), 'utf8');
+  return text;
+}
+
+/** `bytes` less its zero bytes, copied a run at a time (a program may print megabytes of them). */
+function withoutNul(bytes: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
+  for (let from = 0; from < bytes.length; ) {
+    const zero = bytes.indexOf(0, from);
+    const to = zero === -1 ? bytes.length : zero;
+    length += bytes.copy(out, length, from, to);
+    from = to + 1;
+  }
+  return out.subarray(0, length);
 }
 
 /** A session uid: 64 hex characters. */

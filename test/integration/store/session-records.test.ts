@@ -1,0 +1,111 @@
+import { TenantStore } from '@gatehouse/core';
+import { NamespaceSessions, SessionService } from '@gatehouse/plugin-community/sessions/service';
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { loadConfig } from '../../../core/config/load';
+import { openDatabase } from '../../../core/store/db';
+import { migrateLatest } from '../../../core/store/migrate';
+import { communityEditionMigrations } from '../../support/migrations';
+import { dropDatabase, freshDatabase } from '../../support/server';
+
+/**
+ * Recorded terminal output as the gateway hands it to the store: the bytes the device sent, not strings (issue 16).
+ * On PostgreSQL they go to the text column in binary form; on the embedded store as text. Either way what reads
+ * back is the text a terminal would show, and a flush larger than one statement's share is kept whole and in order.
+ */
+describe('store: recorded output written as bytes', () => {
+  let db: Knex;
+  let url: string | undefined;
+  const owner = 'd'.repeat(24);
+  const tenant = '00000000-0000-4000-8000-00000000d001';
+  let sessions: SessionService;
+  let reader: NamespaceSessions;
+
+  before(async () => {
+    url = await freshDatabase();
+    db = openDatabase(loadConfig({}, { database: { url } }), { memory: !url });
+    await migrateLatest(db, communityEditionMigrations);
+    await db('users').insert({
+      id: owner,
+      name: 'Dee',
+      username: 'dee',
+      email: 'dee@example.com',
+      password_hash: 'x',
+    });
+    await db('namespaces').insert({ tenant_id: tenant, name: 'dee', owner });
+    sessions = new SessionService({ db });
+    reader = new NamespaceSessions({
+      tenant: new TenantStore(db, tenant),
+      liveSessions: { close: async () => {} },
+    });
+  });
+  after(async () => {
+    await db?.destroy();
+    await dropDatabase(url);
+  });
+
+  const session = () =>
+    sessions.open({
+      tenantId: tenant,
+      deviceUid: 'f'.repeat(64),
+      username: 'root',
+      ip: '127.0.0.1',
+      type: 'term',
+      recorded: true,
+    });
+  const entry = (seat: number, message: string | Buffer) => ({
+    seat,
+    message,
+    time: new Date(),
+    width: 80,
+    height: 24,
+  });
+
+  it('reads back what was written, with NUL dropped and bytes that are not text replaced', async () => {
+    const uid = await session();
+    await sessions.addRecords(tenant, uid, [
+      entry(0, Buffer.from('plain ✓ text\r\n')),
+      entry(0, Buffer.from([0x61, 0x00, 0x62, 0x00])),
+      entry(0, Buffer.from([0x63, 0xff, 0xfe, 0x64])),
+      entry(0, 'a string, as a device reports it\u0000'),
+    ]);
+    const read = await reader.records(uid, 0);
+    expect(read.map((r) => r.message)).to.deep.equal([
+      'plain ✓ text\r\n',
+      'ab',
+      'c\ufffd\ufffdd',
+      'a string, as a device reports it',
+    ]);
+  });
+
+  it('keeps a flush of several statements whole and in order', async () => {
+    const uid = await session();
+    // 24 entries of 256 KiB: three statements' worth, each entry telling its place.
+    const entries = Array.from({ length: 24 }, (_, i) => {
+      const body = Buffer.alloc(256 * 1024, 'x');
+      body.write(String(i).padStart(4, '0'));
+      return entry(i % 2, body);
+    });
+    await sessions.addRecords(tenant, uid, entries);
+    for (const seat of [0, 1]) {
+      const read = await reader.records(uid, seat);
+      expect(read.map((r) => r.message.slice(0, 4))).to.deep.equal(
+        entries.flatMap((e, i) => (e.seat === seat ? [String(i).padStart(4, '0')] : [])),
+      );
+      for (const r of read) expect(r.message.length).to.equal(256 * 1024);
+    }
+  });
+
+  it('writes nothing of a flush that fails part of the way', async () => {
+    const uid = await session();
+    const big = Buffer.alloc(1024 * 1024, 'x');
+    // The last entry names a seat the column refuses (seats are integers): the statements before it roll back.
+    const entries = [entry(0, big), entry(0, big), entry(0, big), { ...entry(0, big), seat: 2 ** 40 }];
+    let failed = false;
+    await sessions.addRecords(tenant, uid, entries).catch(() => {
+      failed = true;
+    });
+    expect(failed).to.equal(true);
+    expect(await reader.records(uid, 0)).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,175 @@
+import type { Logger } from '@gatehouse/core';
+import { SessionJournal, unfinishedSequence } from '@gatehouse/plugin-community/gateway/journal';
+import {
+  type NewRecord,
+  type SessionService,
+  storableText,
+} from '@gatehouse/plugin-community/sessions/service';
+import { expect } from 'chai';
+
+/** One `addRecords` call the journal made: its entries, and a way to let it finish. */
+interface Write {
+  records: NewRecord[];
+  finish(): void;
+}
+
+/**
+ * A SessionService that keeps what the journal hands it. `addRecords` calls stay pending until the test finishes
+ * them, as a slow store would leave them.
+ */
+function recorder() {
+  const writes: Write[] = [];
+  const sessions = {
+    open: async () => 'uid',
+    addEvents: async () => {},
+    update: async () => {},
+    markClosed: async () => {},
+    addRecords: (_tenant: string, _uid: string, records: NewRecord[]) =>
+      new Promise<void>((resolve) => writes.push({ records, finish: resolve })),
+  };
+  const log = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} } as unknown as Logger;
+  const journal = new SessionJournal(
+    sessions as unknown as SessionService,
+    'tenant',
+    { deviceUid: 'device', username: 'root', ip: '127.0.0.1', type: 'term' } as never,
+    log,
+  );
+  return { journal, writes };
+}
+
+/** The text the store would keep for some entries, joined. */
+const stored = (records: NewRecord[]) =>
+  records
+    .map((r) => (typeof r.message === 'string' ? r.message : storableText(r.message).toString('utf8')))
+    .join('');
+
+/** Ends the journal, letting every write it makes finish, as a store that keeps up would. */
+async function ended(journal: SessionJournal, writes: Write[]): Promise<void> {
+  let done = false;
+  const end = journal.end().then(() => {
+    done = true;
+  });
+  while (!done) {
+    for (const w of writes) w.finish();
+    await sleep(1);
+  }
+  await end;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('community: the session journal keeps recorded output', () => {
+  it('keeps a character whose bytes arrive in two entries whole', async () => {
+    const { journal, writes } = recorder();
+    const text = 'naïve — 日本語 🙂';
+    const bytes = Buffer.from(text);
+    // Split inside the four-byte emoji, with the halves far enough apart in time to make two entries.
+    const cut = bytes.length - 2;
+    journal.output(0, bytes.subarray(0, cut), 80, 24);
+    await sleep(30);
+    journal.output(0, bytes.subarray(cut), 80, 24);
+    await ended(journal, writes);
+    const records = writes.flatMap((w) => w.records);
+    expect(records.length).to.equal(2);
+    expect(stored(records)).to.equal(text);
+    for (const r of records) expect(isWhole(r.message as Buffer)).to.equal(true);
+  });
+
+  it('joins a burst into entries of at most 256 KiB and loses no byte of a long one', async () => {
+    const { journal, writes } = recorder();
+    const sent: Buffer[] = [];
+    for (let i = 0; i < 300; i++) {
+      const chunk = Buffer.from(`${String(i).padStart(4, '0')}:${'é'.repeat(1500)}\n`);
+      sent.push(chunk);
+      journal.output(0, chunk, 80, 24);
+    }
+    await ended(journal, writes);
+    const records = writes.flatMap((w) => w.records);
+    expect(stored(records)).to.equal(Buffer.concat(sent).toString('utf8'));
+    // About 900 KB in one burst: a few entries, each within the limit.
+    expect(records.length).to.be.within(4, 10);
+    for (const r of records) expect((r.message as Buffer).length).to.be.at.most(256 * 1024);
+  });
+
+  it('does not reuse the memory of entries the store has not taken yet', async () => {
+    const { journal, writes } = recorder();
+    const first = Buffer.alloc(40_000, 'a');
+    journal.output(0, first, 80, 24);
+    await sleep(300);
+    // The first flush is still being written: the output that follows, flushed behind it, must not land in its
+    // memory.
+    expect(writes.length).to.equal(1);
+    for (let i = 0; i < 40; i++) {
+      journal.output(0, Buffer.alloc(30_000, 'b'), 80, 24);
+      if (i % 10 === 0) await sleep(260);
+    }
+    expect(stored((writes[0] as Write).records)).to.equal(first.toString());
+    await ended(journal, writes);
+    expect(stored(writes.slice(1).flatMap((w) => w.records))).to.equal('b'.repeat(40 * 30_000));
+  });
+
+  it('keeps a size change between the output before and after it', async () => {
+    const { journal, writes } = recorder();
+    journal.output(0, Buffer.from('before'), 80, 24);
+    journal.resize(0, 120, 40);
+    journal.output(0, Buffer.from('after'), 120, 40);
+    await ended(journal, writes);
+    const records = writes.flatMap((w) => w.records);
+    expect(records.map((r) => [String(r.message), r.width, r.height])).to.deep.equal([
+      ['before', 80, 24],
+      ['', 120, 40],
+      ['after', 120, 40],
+    ]);
+  });
+
+  it('takes a chunk larger than any slab whole', async () => {
+    const { journal, writes } = recorder();
+    const big = Buffer.alloc(600_000, 'z');
+    journal.output(0, Buffer.from('x'), 80, 24);
+    journal.output(0, big, 80, 24);
+    await ended(journal, writes);
+    expect(stored(writes.flatMap((w) => w.records))).to.equal(`x${big.toString()}`);
+  });
+
+  it('keeps a sequence the output never finished as a replacement character', async () => {
+    const { journal, writes } = recorder();
+    journal.output(0, Buffer.from([0x61, 0xe6, 0x97]), 80, 24);
+    await ended(journal, writes);
+    expect(stored(writes.flatMap((w) => w.records))).to.equal('a\ufffd');
+  });
+});
+
+describe('community: recorded output as the store takes it', () => {
+  it('passes valid text through as it is', () => {
+    const bytes = Buffer.from('ls -la ✓');
+    expect(storableText(bytes)).to.equal(bytes);
+  });
+
+  it('drops NUL bytes, which PostgreSQL refuses in text, however many there are', () => {
+    const bytes = Buffer.concat([Buffer.alloc(100_000), Buffer.from('a\0b'), Buffer.alloc(3)]);
+    expect(storableText(bytes).toString()).to.equal('ab');
+  });
+
+  it('makes bytes that are not UTF-8 replacement characters', () => {
+    expect(storableText(Buffer.from([0x61, 0xff, 0x62, 0xc3])).toString()).to.equal('a\ufffdb\ufffd');
+  });
+
+  it('finds an unfinished sequence at the end, and only that', () => {
+    const e = Buffer.from('é'); // c3 a9
+    const yen = Buffer.from('円'); // three bytes
+    const smile = Buffer.from('🙂'); // four bytes
+    expect(unfinishedSequence(Buffer.from('abc'))).to.equal(0);
+    expect(unfinishedSequence(Buffer.concat([Buffer.from('a'), e]))).to.equal(0);
+    expect(unfinishedSequence(e.subarray(0, 1))).to.equal(1);
+    expect(unfinishedSequence(yen.subarray(0, 2))).to.equal(2);
+    expect(unfinishedSequence(smile.subarray(0, 3))).to.equal(3);
+    expect(unfinishedSequence(smile)).to.equal(0);
+    // A stray continuation byte or an impossible lead is broken, not unfinished: it stays for the store to replace.
+    expect(unfinishedSequence(Buffer.from([0x61, 0x80]))).to.equal(0);
+    expect(unfinishedSequence(Buffer.from([0xff]))).to.equal(0);
+  });
+});
+
+function isWhole(bytes: Buffer): boolean {
+  return unfinishedSequence(bytes) === 0 && !bytes.toString('utf8').includes('\ufffd');
+}
