@@ -1,0 +1,138 @@
+/**
+ * What session recording costs (issue 16: under 5 % of PTY output time, stable over 5 runs). Starts the server as
+ * `npm start` runs it and an agent from its bundle, each in its own process, then times `ssh -tt` printing 64 MB
+ * through the gateway with the namespace's recording off and on, alternated so both halves share the machine's
+ * noise. Besides the wall time of each run it reports the CPU seconds the server and the agent used, which is
+ * steadier than the wall time on a two-core machine.
+ *
+ * Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/recording.ts [--pairs 7] [--mb 64] [--profile DIR]`.
+ * `--profile DIR` runs the server and the agent under V8's profiler (cpu-profile.cjs) and leaves the profiles there.
+ * The run's figures are one line per pair and a summary; `bench/ssh/run.ts` measures the same thing among its
+ * other figures, with 5 pairs.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { loadAverage, processCpuSeconds } from './proc';
+import { median, timed } from './timing';
+import { ProcessWorld } from './world';
+
+const arg = (name: string) =>
+  process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+const pairs = Number(arg('--pairs') ?? 7) || 7;
+const megabytes = Number(arg('--mb') ?? 64) || 64;
+/** `--only on` or `--only off`: every run with recording so, for a profile of one side (`--pairs` runs in all). */
+const only = arg('--only');
+const profileDir = arg('--profile') ? path.resolve(arg('--profile') as string) : undefined;
+
+async function main(): Promise<void> {
+  if (!process.env.TEST_DATABASE_URL)
+    console.warn('TEST_DATABASE_URL unset: the server runs on its embedded store');
+  console.log(`load average at start: ${loadAverage()}`);
+  const world = await ProcessWorld.start({ profileDir });
+  try {
+    const key = await world.keyForEveryHost('bench');
+    const command = [
+      ...world.clientOptions(key.file),
+      '-p',
+      String(world.sshPort),
+      '-tt',
+      `${world.target()}@127.0.0.1`,
+      `head -c ${megabytes * 1_000_000} /dev/zero | tr "\\0" x`,
+    ];
+    const setRecording = async (on: boolean) => {
+      const res = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
+        settings: { session_record: on },
+      });
+      if (res.status !== 200) throw new Error(`setting recording answered ${res.status}`);
+    };
+    const cpu = () => world.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+    const serverCpu = () => processCpuSeconds(world.pids[0] ?? 0);
+    const storeCpu = () => postgresPids().reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+    const run = async (wanted: boolean) => {
+      const on = only === undefined ? wanted : only === 'on';
+      await setRecording(on);
+      const before = cpu();
+      const serverBefore = serverCpu();
+      const storeBefore = storeCpu();
+      const ms = await timed('ssh', command);
+      // What the store still has to take after the client has its output is the server's work too: wait for the
+      // session's rows before reading the CPU counters (at most a few seconds).
+      await settled(world);
+      return { ms, cpu: cpu() - before, server: serverCpu() - serverBefore, store: storeCpu() - storeBefore };
+    };
+    // One run of each first, not counted: the first connection warms the server's code paths and the store's cache.
+    await run(false);
+    await run(true);
+    const off: Run[] = [];
+    const on: Run[] = [];
+    for (let i = 0; i < pairs; i++) {
+      // Alternate which half goes first, so a trend in the machine's load does not favour one.
+      if (i % 2 === 0) {
+        off.push(await run(false));
+        on.push(await run(true));
+      } else {
+        on.push(await run(true));
+        off.push(await run(false));
+      }
+      const [a, b] = [off.at(-1), on.at(-1)] as [Run, Run];
+      const show = (r: Run) =>
+        `${r.ms.toFixed(0)} ms (CPU ${r.cpu.toFixed(2)} s, server ${r.server.toFixed(2)} s, PostgreSQL ${r.store.toFixed(2)} s)`;
+      console.log(`pair ${i + 1}: off ${show(a)}, on ${show(b)}, load ${loadAverage()}`);
+    }
+    const offMs = median(off.map((r) => r.ms));
+    const onMs = median(on.map((r) => r.ms));
+    const offCpu = median(off.map((r) => r.cpu));
+    const onCpu = median(on.map((r) => r.cpu));
+    const offServer = median(off.map((r) => r.server));
+    const onServer = median(on.map((r) => r.server));
+    const offStore = median(off.map((r) => r.store));
+    const onStore = median(on.map((r) => r.store));
+    console.log(
+      `recording, ${megabytes} MB of PTY output, median of ${pairs}: off ${offMs.toFixed(0)} ms, on ${onMs.toFixed(0)} ms, ` +
+        `cost ${(((onMs - offMs) / offMs) * 100).toFixed(1)} %; server and agent CPU off ${offCpu.toFixed(2)} s, ` +
+        `on ${onCpu.toFixed(2)} s, cost ${(((onCpu - offCpu) / offCpu) * 100).toFixed(1)} %; ` +
+        `the server's alone off ${offServer.toFixed(2)} s, on ${onServer.toFixed(2)} s; PostgreSQL's CPU off ${offStore.toFixed(2)} s, on ${onStore.toFixed(2)} s`,
+    );
+  } finally {
+    await world.stop();
+  }
+  if (profileDir) console.log(`profiles in ${profileDir}`);
+}
+
+/** One timed run: wall milliseconds, and CPU seconds of the server and agent and of PostgreSQL's processes. */
+interface Run {
+  ms: number;
+  cpu: number;
+  server: number;
+  store: number;
+}
+
+/** PostgreSQL's processes on this machine (its backends for the server's pool among them), if any run here. */
+function postgresPids(): number[] {
+  try {
+    return execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Waits until no session of the world is open any more (the journal has flushed and closed it). */
+async function settled(world: ProcessWorld): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const res = await world.api('GET', '/api/sessions?per_page=5');
+    const list = (Array.isArray(res.body) ? res.body : []) as { active?: boolean }[];
+    if (!list.some((s) => s.active)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
