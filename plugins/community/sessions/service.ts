@@ -399,16 +399,16 @@ async function markClosed(tenant: TenantStore, uid: string): Promise<void> {
 }
 
 /**
- * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
- * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
- */
-/**
  * The most message bytes one INSERT carries. The driver builds each statement in a buffer it grows as it goes, and
  * PostgreSQL reads it whole into memory it grows too: one 13 MB statement cost both sides about three times the
  * CPU of the same rows sent 2 MB at a time (bench/RESULTS.md, "What recording costs").
  */
 const STATEMENT_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
+ * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
+ */
 async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]): Promise<void> {
   if (!records.length) return;
   const rows = records.map((r) => ({
