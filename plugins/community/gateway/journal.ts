@@ -13,6 +13,15 @@ const FLUSH_ENTRIES = 512;
 /** Output within this many milliseconds of the previous entry joins it, up to this many bytes. */
 const COALESCE_MS = 20;
 const COALESCE_BYTES = 256 * 1024;
+/**
+ * The largest terminal size kept with an entry. SSH carries sizes as 32-bit unsigned numbers and the columns are
+ * integers: a size past 2^31 would make every write of the session's recording fail.
+ */
+const MAX_TERMINAL_SIZE = 10_000;
+
+function terminalSize(n: number): number {
+  return Number.isInteger(n) && n > 0 ? Math.min(n, MAX_TERMINAL_SIZE) : 0;
+}
 
 /**
  * Recorded output is copied as it passes into slabs that are reused once the store has the entries cut from them:
@@ -80,6 +89,8 @@ export class SessionJournal {
   private timer: NodeJS.Timeout | undefined;
   /** Per seat, the start of a UTF-8 sequence that the last entry ended in: it opens the seat's next entry. */
   private readonly carried = new Map<number, Buffer>();
+  /** Per seat, the terminal size of its last entry (for bytes carried to the end). */
+  private readonly sizes = new Map<number, { width: number; height: number }>();
   private ended = false;
 
   constructor(
@@ -97,15 +108,20 @@ export class SessionJournal {
   event(type: string, seat: number, data?: unknown): void {
     if (this.ended) return;
     this.events.push({ type, seat, ...(data === undefined ? {} : { data }) });
-    this.schedule();
+    // A client can send thousands of requests (window changes) in a quarter second: a flush is forced, as for output.
+    if (this.events.length >= FLUSH_ENTRIES) this.flush();
+    else this.schedule();
   }
 
   /**
    * Terminal output of a seat. A UTF-8 sequence split between entries is carried whole into the next one, so text
    * stays intact; bytes that are not text are made text where the store takes them (sessions/service.ts).
    */
-  output(seat: number, chunk: Buffer, width: number, height: number): void {
+  output(seat: number, chunk: Buffer, columns: number, rows: number): void {
     if (this.ended || chunk.length === 0) return;
+    const width = terminalSize(columns);
+    const height = terminalSize(rows);
+    this.sizes.set(seat, { width, height });
     const now = Date.now();
     // Output arriving in a burst becomes one entry: far fewer rows to write, and players cannot show a
     // difference of a few milliseconds anyway.
@@ -176,11 +192,15 @@ export class SessionJournal {
   }
 
   /** A terminal size change of a recorded seat (an entry without text, so players resize at that instant). */
-  resize(seat: number, width: number, height: number): void {
+  resize(seat: number, columns: number, rows: number): void {
     if (this.ended) return;
     this.seal();
+    const width = terminalSize(columns);
+    const height = terminalSize(rows);
+    this.sizes.set(seat, { width, height });
     this.records.push({ seat, message: '', time: new Date(), width, height });
-    this.schedule();
+    if (this.records.length >= FLUSH_ENTRIES) this.flush();
+    else this.schedule();
   }
 
   update(changes: { authenticated?: boolean; term?: string; recorded?: boolean }): void {
@@ -218,13 +238,22 @@ export class SessionJournal {
       this.opened = true;
       const open = () =>
         this.sessions.open({ ...this.session, tenantId: this.tenantId, uid: this.uid }).then(() => undefined);
-      this.chain = this.chain.then(open).catch((err: unknown) => {
-        this.log.error({ err, session: this.uid }, 'session journal write failed');
-      });
+      this.chain = this.chain.then(open).catch((err: unknown) => this.failed(err));
     }
-    this.chain = this.chain.then(write).catch((err: unknown) => {
-      this.log.error({ err, session: this.uid }, 'session journal write failed');
-    });
+    this.chain = this.chain.then(write).catch((err: unknown) => this.failed(err));
+  }
+
+  /**
+   * Logs a failed write by what the store said, not the error itself: knex puts the statement in its message and
+   * the embedded store its parameters in the error, and those are recorded terminal output, not for the log.
+   */
+  private failed(err: unknown): void {
+    const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+    const text = typeof message === 'string' ? message : String(err);
+    // knex: "<statement> - <what PostgreSQL said>".
+    const cut = text.lastIndexOf(' - ');
+    const reason = (cut === -1 ? text : text.slice(cut + 3)).slice(0, 300);
+    this.log.error({ session: this.uid, code, reason }, 'session journal write failed');
   }
 
   /** Flushes everything and marks the session closed; resolves when the store has it. */
@@ -233,7 +262,8 @@ export class SessionJournal {
     this.seal();
     // A sequence the output never finished: kept as it was (the store shows it as a replacement character).
     for (const [seat, rest] of this.carried) {
-      this.records.push({ seat, message: rest, time: new Date(), width: 0, height: 0 });
+      const { width, height } = this.sizes.get(seat) ?? { width: 0, height: 0 };
+      this.records.push({ seat, message: rest, time: new Date(), width, height });
     }
     this.carried.clear();
     this.flush();

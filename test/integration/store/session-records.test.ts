@@ -96,6 +96,16 @@ describe('store: recorded output written as bytes', () => {
     }
   });
 
+  it('keeps a flush of more rows than one statement can name parameters for', async () => {
+    const uid = await session();
+    // 10,000 rows of 7 parameters would be 70,000, past PostgreSQL's 65,535 for one statement.
+    const entries = Array.from({ length: 10_000 }, (_, i) => entry(0, Buffer.from(`${i},`)));
+    await sessions.addRecords(tenant, uid, entries);
+    const read = await reader.records(uid, 0);
+    expect(read.length).to.equal(10_000);
+    expect(read.at(-1)?.message).to.equal('9999,');
+  });
+
   it('writes nothing of a flush that fails part of the way', async () => {
     const uid = await session();
     const big = Buffer.alloc(1024 * 1024, 'x');

@@ -17,24 +17,32 @@ interface Write {
  * A SessionService that keeps what the journal hands it. `addRecords` calls stay pending until the test finishes
  * them, as a slow store would leave them.
  */
-function recorder() {
+function recorder(opts: { fail?: Error } = {}) {
   const writes: Write[] = [];
+  const logged: unknown[] = [];
   const sessions = {
     open: async () => 'uid',
     addEvents: async () => {},
     update: async () => {},
     markClosed: async () => {},
     addRecords: (_tenant: string, _uid: string, records: NewRecord[]) =>
-      new Promise<void>((resolve) => writes.push({ records, finish: resolve })),
+      new Promise<void>((resolve, reject) =>
+        writes.push({ records, finish: () => (opts.fail ? reject(opts.fail) : resolve()) }),
+      ),
   };
-  const log = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} } as unknown as Logger;
+  const log = {
+    error: (...args: unknown[]) => logged.push(args),
+    warn: () => {},
+    info: () => {},
+    debug: () => {},
+  } as unknown as Logger;
   const journal = new SessionJournal(
     sessions as unknown as SessionService,
     'tenant',
     { deviceUid: 'device', username: 'root', ip: '127.0.0.1', type: 'term' } as never,
     log,
   );
-  return { journal, writes };
+  return { journal, writes, logged };
 }
 
 /** The text the store would keep for some entries, joined. */
@@ -120,6 +128,46 @@ describe('community: the session journal keeps recorded output', () => {
       ['', 120, 40],
       ['after', 120, 40],
     ]);
+  });
+
+  it('keeps a terminal size the columns can hold, however large the one the client claims', async () => {
+    const { journal, writes } = recorder();
+    // SSH carries sizes as 32-bit unsigned numbers; the columns are signed 32-bit integers.
+    journal.resize(0, 0x80000050, 0xffffffff);
+    journal.output(0, Buffer.from('text'), 0x80000050, 24);
+    await ended(journal, writes);
+    const sizes = writes.flatMap((w) => w.records).map((r) => [r.width, r.height]);
+    expect(sizes).to.deep.equal([
+      [10_000, 10_000],
+      [10_000, 24],
+    ]);
+  });
+
+  it('writes a flood of size changes in batches of at most 512 entries', async () => {
+    const { journal, writes } = recorder();
+    for (let i = 0; i < 2000; i++) journal.resize(0, 80 + (i % 2), 24);
+    await ended(journal, writes);
+    const batches = writes.map((w) => w.records.length);
+    expect(batches.reduce((a, b) => a + b, 0)).to.equal(2000);
+    expect(Math.max(...batches)).to.be.at.most(512);
+  });
+
+  it('logs a failed write without the statement or its output', async () => {
+    const secret = 'hunter2-in-the-terminal';
+    const { journal, writes, logged } = recorder({
+      fail: Object.assign(
+        new Error(
+          `insert into "session_records" ("message") values ('${secret}') - invalid byte sequence for encoding "UTF8"`,
+        ),
+        { code: '22021', parameters: [secret] },
+      ),
+    });
+    journal.output(0, Buffer.from(secret), 80, 24);
+    await ended(journal, writes);
+    expect(logged.length).to.equal(1);
+    const line = JSON.stringify(logged[0]);
+    expect(line).to.include('invalid byte sequence').and.include('22021');
+    expect(line).not.to.include(secret);
   });
 
   it('takes a chunk larger than any slab whole', async () => {
