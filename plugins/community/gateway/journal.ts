@@ -121,7 +121,6 @@ export class SessionJournal {
     if (this.ended || chunk.length === 0) return;
     const width = terminalSize(columns);
     const height = terminalSize(rows);
-    this.sizes.set(seat, { width, height });
     const now = Date.now();
     // Output arriving in a burst becomes one entry: far fewer rows to write, and players cannot show a
     // difference of a few milliseconds anyway.
@@ -178,6 +177,7 @@ export class SessionJournal {
     const open = this.open;
     if (!open) return;
     this.open = undefined;
+    this.sizes.set(open.seat, { width: open.width, height: open.height });
     const entry = open.slab.subarray(open.start, open.start + open.bytes);
     const tail = unfinishedSequence(entry);
     if (tail) this.carried.set(open.seat, Buffer.from(entry.subarray(entry.length - tail)));
