@@ -74,6 +74,11 @@ class EmbeddedClient extends (ClientPgLite as unknown as new (
   }
 }
 
+/** Whether `db` reaches PostgreSQL through `pg` (not the embedded store), so `pg`'s own protocol can be used. */
+export function throughPg(db: Knex): boolean {
+  return (db.client.config as { client?: unknown }).client === 'pg';
+}
+
 export function isEmbedded(config: Pick<Config, 'database'>): boolean {
   return !config.database.url;
 }

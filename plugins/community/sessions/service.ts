@@ -1,10 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { listPage, NotFound, TenantStore, Unprocessable } from '@gatehouse/core';
+import { throughPg } from '@gatehouse/core/store/db';
 import type { Knex } from 'knex';
 import { type Model, type QueryBuilder, raw } from 'objection';
 import { type DeviceView, deviceViews } from '../devices/service';
 import { Namespace } from '../namespaces/model';
+import { copyRecords } from './copy-records';
 import { type SessionEvent as SessionEventModel, Session as SessionModel, SessionRecord } from './model';
 
 export interface SessionEvent {
@@ -399,9 +401,9 @@ async function markClosed(tenant: TenantStore, uid: string): Promise<void> {
 }
 
 /**
- * The most message bytes one INSERT carries. The driver builds each statement in a buffer it grows as it goes, and
- * PostgreSQL reads it whole into memory it grows too: one 13 MB statement cost both sides 1.5 to 3.6 times the
- * CPU of the same rows sent 2 MB at a time (bench/RESULTS.md, "What recording costs").
+ * The most message bytes one INSERT carries on the embedded store. The statement is built whole in memory, by the
+ * client and by PostgreSQL; on PostgreSQL one 13 MB statement cost both sides 1.5 to 3.6 times the CPU of the same
+ * rows sent 2 MB at a time (bench/RESULTS.md, "What recording costs").
  */
 const STATEMENT_BYTES = 2 * 1024 * 1024;
 /** The most rows one INSERT carries: 7 parameters each, far below PostgreSQL's 65,535 per statement. */
@@ -410,20 +412,26 @@ const STATEMENT_ROWS = 1000;
 /**
  * Keeps terminal output. PostgreSQL text cannot hold a NUL, which programs do print (binary files, `printf '\0'`)
  * and terminals show as nothing: it is dropped here, or the whole batch of the session would be refused.
+ *
+ * On PostgreSQL the rows go in one binary COPY, each message written from the memory it is in (copy-records.ts);
+ * on the embedded store as INSERTs of about 2 MB, in one transaction. Either way a flush is kept whole or not at all.
  */
 async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]): Promise<void> {
   if (!records.length) return;
   const rows = records.map((r) => ({
-    session_uid: uid,
     seat: r.seat,
-    // The column is text and reads back as a string; bytes are written as they are (storableText).
-    message: (typeof r.message === 'string'
-      ? r.message.replaceAll('\u0000', '')
-      : storableText(r.message)) as unknown as string,
+    message:
+      typeof r.message === 'string'
+        ? Buffer.from(r.message.replaceAll('\u0000', ''))
+        : storableText(r.message),
     time: r.time,
     width: r.width,
     height: r.height,
   }));
+  if (throughPg(tenant.db)) {
+    await copyRecords(tenant.db, SessionRecord.tableName, tenant.tenantId, uid, rows);
+    return;
+  }
   const statements: (typeof rows)[] = [[]];
   let bytes = 0;
   for (const row of rows) {
@@ -437,13 +445,19 @@ async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]
       bytes += size;
     }
   }
+  // The column is text and reads back as a string; the embedded store takes the bytes as text.
+  const insert = (store: TenantStore, statement: typeof rows) =>
+    store
+      .query(SessionRecord)
+      .insert(
+        statement.map((row) => ({ ...row, session_uid: uid, message: row.message as unknown as string })),
+      );
   if (statements.length === 1) {
-    await tenant.query(SessionRecord).insert(rows);
+    await insert(tenant, rows);
     return;
   }
-  // One commit for the flush, as when it was one statement.
   await tenant.transaction(async (store) => {
-    for (const statement of statements) await store.query(SessionRecord).insert(statement);
+    for (const statement of statements) await insert(store, statement);
   });
 }
 

@@ -10,8 +10,9 @@ import { dropDatabase, freshDatabase } from '../../support/server';
 
 /**
  * Recorded terminal output as the gateway hands it to the store: the bytes the device sent, not strings (issue 16).
- * On PostgreSQL they go to the text column in binary form; on the embedded store as text. Either way what reads
- * back is the text a terminal would show, and a flush larger than one statement's share is kept whole and in order.
+ * On PostgreSQL they go in one binary COPY (copy-records.ts); on the embedded store as INSERTs of about 2 MB in a
+ * transaction. Either way what reads back is the text a terminal would show, and a flush is kept whole and in
+ * order, or not at all.
  */
 describe('store: recorded output written as bytes', () => {
   let db: Knex;
@@ -78,7 +79,7 @@ describe('store: recorded output written as bytes', () => {
     ]);
   });
 
-  it('keeps a flush of several statements whole and in order', async () => {
+  it('keeps a large flush whole and in order', async () => {
     const uid = await session();
     // 24 entries of 256 KiB: three statements' worth, each entry telling its place.
     const entries = Array.from({ length: 24 }, (_, i) => {
@@ -96,7 +97,7 @@ describe('store: recorded output written as bytes', () => {
     }
   });
 
-  it('keeps a flush of more rows than one statement can name parameters for', async () => {
+  it('keeps a flush of more rows than one INSERT can name parameters for', async () => {
     const uid = await session();
     // 10,000 rows of 7 parameters would be 70,000, past PostgreSQL's 65,535 for one statement.
     const entries = Array.from({ length: 10_000 }, (_, i) => entry(0, Buffer.from(`${i},`)));
@@ -104,6 +105,31 @@ describe('store: recorded output written as bytes', () => {
     const read = await reader.records(uid, 0);
     expect(read.length).to.equal(10_000);
     expect(read.at(-1)?.message).to.equal('9999,');
+  });
+
+  it('refuses records of a session that does not exist, and the next write goes through', async () => {
+    const missing = 'e'.repeat(64);
+    const refused = await sessions.addRecords(tenant, missing, [entry(0, Buffer.from('lost'))]).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(refused?.message).to.match(/foreign key/);
+    expect(await db('session_records').where({ session_uid: missing })).to.deep.equal([]);
+    // The connection the refused write used is usable again.
+    const uid = await session();
+    await sessions.addRecords(tenant, uid, [entry(0, Buffer.from('kept'))]);
+    expect((await reader.records(uid, 0)).map((r) => r.message)).to.deep.equal(['kept']);
+  });
+
+  it('keeps the instant, the size, the seat and the namespace of each entry', async () => {
+    const uid = await session();
+    const time = new Date('2026-11-27T12:34:56.789Z');
+    await sessions.addRecords(tenant, uid, [
+      { seat: 3, message: Buffer.from('x'), time, width: 132, height: 43 },
+    ]);
+    const [row] = await db('session_records').where({ session_uid: uid });
+    expect(row).to.include({ tenant_id: tenant, seat: 3, width: 132, height: 43, message: 'x' });
+    expect(new Date(row.time).toISOString()).to.equal(time.toISOString());
   });
 
   it('writes nothing of a flush that fails part of the way', async () => {
