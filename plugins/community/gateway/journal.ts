@@ -219,8 +219,8 @@ export class SessionJournal {
     this.seal();
     const events = this.events.splice(0);
     const records = this.records.splice(0);
-    // The entries are cut from these slabs: they go back for reuse once the store has them, and output from now on
-    // goes to fresh ones.
+    // The entries are cut from these slabs: they go back for reuse once the store has them (after a failed write
+    // they are left to the collector, whatever the store did with them), and output from now on goes to fresh ones.
     const slabs = this.held;
     this.held = [];
     this.slab = undefined;
@@ -228,7 +228,7 @@ export class SessionJournal {
     if (events.length) this.enqueue(() => this.sessions.addEvents(this.tenantId, this.uid, events));
     if (records.length)
       this.enqueue(() =>
-        this.sessions.addRecords(this.tenantId, this.uid, records).finally(() => giveBack(slabs)),
+        this.sessions.addRecords(this.tenantId, this.uid, records).then(() => giveBack(slabs)),
       );
     else giveBack(slabs);
   }

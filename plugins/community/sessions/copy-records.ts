@@ -14,7 +14,9 @@ const COPY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), 
 const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 /** PostgreSQL counts timestamps in microseconds from 2000-01-01 UTC. */
 const PG_EPOCH_MS = Date.UTC(2000, 0, 1);
-const COLUMNS = '(tenant_id, session_uid, seat, time, width, height, message)';
+const COPY_SQL =
+  'copy session_records (tenant_id, session_uid, seat, time, width, height, message) from stdin (format binary)';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * A row's fields before its message, less the session uid's bytes: the field count, then each field's length and
  * value, then the message's length.
@@ -24,25 +26,25 @@ const ROW_HEAD = 2 + (4 + 16) + 4 + (4 + 4) + (4 + 8) + (4 + 4) + (4 + 4) + 4;
 const COPY_DATA = 0x64;
 
 /**
- * Writes recorded output into `table` (session_records' columns) with PostgreSQL's binary COPY, through `pg`. Each
+ * Writes recorded output into `session_records` with PostgreSQL's binary COPY, through `pg`. Each
  * message goes to the socket from the memory it is in. With INSERT, the driver built every statement in a buffer it
  * grew as parameters arrived, copying each message two to four times; those allocations brought the server a major
  * collection per 64 MB recorded, and that was most of what recording cost it (bench/RESULTS.md). COPY is one
  * statement: the rows are kept all or none.
  *
- * The tenant is written as given, like TenantModel does for an insert; the session must be one of the tenant's (the
- * callers read it through the tenant first) and must exist (the foreign key).
+ * The namespace id is written as given, as TenantModel does for an insert. The session is the caller's own: the
+ * gateway opened it under this namespace, and the API reads it through the namespace first; it must exist (the
+ * foreign key).
  */
 export async function copyRecords(
   db: Knex,
-  table: string,
   tenantId: string,
   uid: string,
   records: CopiedRecord[],
 ): Promise<void> {
+  if (!UUID.test(tenantId)) throw new Error('a session record needs a namespace id');
   const tenant = Buffer.from(tenantId.replaceAll('-', ''), 'hex');
   const session = Buffer.from(uid);
-  if (tenant.length !== 16) throw new Error('a session record needs a namespace id');
   const rowHead = ROW_HEAD + session.length;
   const parts: Buffer[] = [dataHead(COPY_HEADER.length), COPY_HEADER];
   for (const r of records) {
@@ -71,10 +73,9 @@ export async function copyRecords(
     parts.push(head, r.message);
   }
   parts.push(dataHead(COPY_TRAILER.length), COPY_TRAILER);
-  const sql = `copy ${table} ${COLUMNS} from stdin (format binary)`;
   const client = (await db.client.acquireConnection()) as PgClient;
   try {
-    await new Promise<void>((resolve, reject) => client.query(new CopyIn(sql, parts, resolve, reject)));
+    await new Promise<void>((resolve, reject) => client.query(new CopyIn(COPY_SQL, parts, resolve, reject)));
   } finally {
     await db.client.releaseConnection(client);
   }
@@ -90,9 +91,15 @@ function dataHead(bytes: number): Buffer {
 
 /** What CopyIn uses of pg's connection (pg 8 lib/connection.js). */
 interface PgConnection {
-  stream: { cork(): void; uncork(): void; write(chunk: Buffer): boolean };
+  stream: {
+    cork(): void;
+    uncork(): void;
+    write(chunk: Buffer, done?: () => void): boolean;
+    destroy(err?: Error): void;
+  };
   query(text: string): void;
   endCopyFrom(): void;
+  sendCopyFail(message: string): void;
 }
 
 interface PgClient {
@@ -102,11 +109,23 @@ interface PgClient {
 /**
  * A `pg` submittable (the interface pg-cursor and pg-copy-streams implement): sends `COPY ... FROM STDIN`, and when
  * PostgreSQL asks for the data, writes the prepared CopyData messages to the socket in one corked write and ends
- * the copy. It settles on the first error (PostgreSQL's, the connection's, or pg's query timeout) or when
- * PostgreSQL is ready again; by then every byte has been written or will never be.
+ * the copy.
+ *
+ * The messages are views of slabs that other sessions reuse once this settles, so it settles only when the socket
+ * is done with them: after the last write's callback, which runs once the bytes are with the kernel or the socket
+ * is destroyed. On an error from PostgreSQL the connection stays in step (the server drops the rest of the data
+ * and answers ReadyForQuery). On any other error (pg's query timeout, a lost connection) the data may still be
+ * queued, so the socket is destroyed: nothing more of it goes out, PostgreSQL rolls the copy back, and knex drops
+ * the connection. If the error came before PostgreSQL asked for the data, it gets CopyFail instead of the data.
+ * A write that times out after the last byte went out may still be kept, as with any statement.
  */
 class CopyIn {
+  private failure: Error | undefined;
+  private answered = false;
   private settled = false;
+  private stream: PgConnection['stream'] | undefined;
+  /** Resolves once the socket no longer holds any of the data (written out, or dropped with the socket). */
+  private released: Promise<void> = Promise.resolve();
   /** pg sets or calls this for submittables; the promise above is what callers wait on. */
   callback?: (err: Error | null) => void;
 
@@ -122,19 +141,36 @@ class CopyIn {
   }
 
   handleCopyInResponse(connection: PgConnection): void {
+    if (this.failure) {
+      // Given up on already (pg's timeout while the COPY waited for a lock): the slabs may hold other output now.
+      connection.sendCopyFail('the write was abandoned');
+      return;
+    }
     const stream = connection.stream;
-    stream.cork();
-    for (const part of this.parts) stream.write(part);
-    connection.endCopyFrom();
-    stream.uncork();
+    this.stream = stream;
+    this.released = new Promise((done) => {
+      stream.cork();
+      const last = this.parts.length - 1;
+      this.parts.forEach((part, i) => {
+        if (i === last) stream.write(part, () => done());
+        else stream.write(part);
+      });
+      connection.endCopyFrom();
+      stream.uncork();
+    });
   }
 
   handleError(err: Error): void {
-    this.finish(err);
+    if (this.failure) return;
+    this.failure = err;
+    const fromServer = typeof (err as { severity?: unknown }).severity === 'string';
+    if (this.stream && !fromServer) this.stream.destroy(err);
+    this.finish();
   }
 
   handleReadyForQuery(): void {
-    this.finish(null);
+    this.answered = true;
+    this.finish();
   }
 
   // The rest of what pg may call on an active query: a COPY FROM answers none of these.
@@ -145,11 +181,14 @@ class CopyIn {
   handleEmptyQuery(): void {}
   handleCopyData(): void {}
 
-  private finish(err: Error | null): void {
-    if (this.settled) return;
+  private finish(): void {
+    if (this.settled || (!this.failure && !this.answered)) return;
     this.settled = true;
-    this.callback?.(err);
-    if (err) this.reject(err);
-    else this.resolve();
+    const failure = this.failure;
+    this.released.then(() => {
+      this.callback?.(failure ?? null);
+      if (failure) this.reject(failure);
+      else this.resolve();
+    });
   }
 }

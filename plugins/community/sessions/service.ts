@@ -428,8 +428,9 @@ async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]
     width: r.width,
     height: r.height,
   }));
-  if (throughPg(tenant.db)) {
-    await copyRecords(tenant.db, SessionRecord.tableName, tenant.tenantId, uid, rows);
+  // COPY takes a connection of its own: inside a transaction the rows go with it, as INSERTs.
+  if (throughPg(tenant.db) && !tenant.trx) {
+    await copyRecords(tenant.db, tenant.tenantId, uid, rows);
     return;
   }
   const statements: (typeof rows)[] = [[]];

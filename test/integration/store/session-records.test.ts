@@ -132,6 +132,37 @@ describe('store: recorded output written as bytes', () => {
     expect(new Date(row.time).toISOString()).to.equal(time.toISOString());
   });
 
+  it('sends none of a timed-out write afterwards, so reused memory cannot reach a recording (pending without TEST_DATABASE_URL)', async function () {
+    if (!url) this.skip();
+    this.timeout(30_000);
+    // A second store whose statements time out after a second, and a transaction that holds the table meanwhile.
+    const hasty = openDatabase(loadConfig({}, { database: { url, queryTimeout: 1 } }));
+    const locker = await db.transaction();
+    try {
+      const uid = await session();
+      await locker.raw('lock table session_records in access exclusive mode');
+      const slab = Buffer.alloc(64 * 1024, 'a');
+      const timedOut = await new SessionService({ db: hasty })
+        .addRecords(tenant, uid, [entry(0, slab.subarray(0, 1000))])
+        .then(
+          () => undefined,
+          (err: Error) => err,
+        );
+      expect(timedOut?.message).to.match(/timeout/i);
+      // The journal would now let another session's output into the slab.
+      slab.fill('B');
+      await locker.commit();
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await db('session_records').where({ session_uid: uid })).to.deep.equal([]);
+      // And the hasty store still writes.
+      await new SessionService({ db: hasty }).addRecords(tenant, uid, [entry(0, Buffer.from('later'))]);
+      expect((await reader.records(uid, 0)).map((r) => r.message)).to.deep.equal(['later']);
+    } finally {
+      if (!locker.isCompleted()) await locker.rollback();
+      await hasty.destroy();
+    }
+  });
+
   it('writes nothing of a flush that fails part of the way', async () => {
     const uid = await session();
     const big = Buffer.alloc(1024 * 1024, 'x');
