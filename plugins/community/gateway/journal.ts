@@ -34,24 +34,20 @@ function terminalSize(n: number): number {
  */
 const SMALL_SLAB = 16 * 1024;
 const LARGE_SLAB = COALESCE_BYTES;
-const spareSlabs = new Map<number, Buffer[]>([
-  [SMALL_SLAB, []],
-  [LARGE_SLAB, []],
-]);
-/** How many slabs of each size wait for reuse at most (4 MiB of small ones, 8 MiB of large ones). */
-const SPARE_SLABS = new Map([
-  [SMALL_SLAB, 256],
-  [LARGE_SLAB, 32],
+/** Slabs waiting for reuse, by size, and how many of each are kept at most (4 MiB small, 8 MiB large). */
+const spareSlabs = new Map<number, { spare: Buffer[]; keep: number }>([
+  [SMALL_SLAB, { spare: [], keep: 256 }],
+  [LARGE_SLAB, { spare: [], keep: 32 }],
 ]);
 
 function takeSlab(size: number): Buffer {
-  return spareSlabs.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);
+  return spareSlabs.get(size)?.spare.pop() ?? Buffer.allocUnsafeSlow(size);
 }
 
 function giveBack(slabs: Buffer[]): void {
   for (const slab of slabs) {
-    const spare = spareSlabs.get(slab.length);
-    if (spare && spare.length < (SPARE_SLABS.get(slab.length) ?? 0)) spare.push(slab);
+    const pool = spareSlabs.get(slab.length);
+    if (pool && pool.spare.length < pool.keep) pool.spare.push(slab);
   }
 }
 

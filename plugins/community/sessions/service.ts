@@ -420,10 +420,7 @@ async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]
   if (!records.length) return;
   const rows = records.map((r) => ({
     seat: r.seat,
-    message:
-      typeof r.message === 'string'
-        ? Buffer.from(r.message.replaceAll('\u0000', ''))
-        : storableText(r.message),
+    message: storableText(typeof r.message === 'string' ? Buffer.from(r.message) : r.message),
     time: r.time,
     width: r.width,
     height: r.height,
@@ -464,9 +461,8 @@ async function addRecords(tenant: TenantStore, uid: string, records: NewRecord[]
 
 /**
  * Terminal output as the store's text column takes it: valid UTF-8 without NUL (PostgreSQL refuses both). What a
- * device sends usually is already, and then goes to the store as it is: PostgreSQL's driver sends a Buffer in
- * binary form, which for text is the bytes themselves, so no string is made of it on the way. Anything else is
- * decoded with replacement characters, as a terminal shows it.
+ * device sends usually is already, and then goes to the store as it is, with no string made of it on the way.
+ * Anything else is decoded with replacement characters, as a terminal shows it.
  */
 export function storableText(bytes: Buffer): Buffer {
   let text = bytes;

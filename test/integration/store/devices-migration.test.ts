@@ -1,15 +1,11 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
-import { openDatabase } from '../../../core/store/db';
-import { migrateLatest } from '../../../core/store/migrate';
 import * as devices from '../../../migrations/community/20261121002000_devices';
 import * as devicesKind from '../../../migrations/community/20261201000000_devices_kind';
 import * as deviceCounts from '../../../migrations/community/20261204000000_device_counts';
 import * as deviceNameSearch from '../../../migrations/community/20261205000000_device_name_search';
 import * as deviceTagCounts from '../../../migrations/community/20261206000000_device_tag_counts';
-import { communityEditionMigrations } from '../../support/migrations';
-import { dropDatabase, freshDatabase } from '../../support/server';
+import { type MigratedStore, migratedStore } from '../../support/store';
 
 /** The devices and tunnels migration: up with rows and its constraints, then down and up again. */
 describe('store migrations: devices and tunnels', () => {
@@ -24,27 +20,17 @@ describe('store migrations: devices and tunnels', () => {
   const laterUp = async () => {
     for (const m of later) await m.up(db);
   };
-  let url: string | undefined;
+  let store: MigratedStore;
   const tenant = '00000000-0000-4000-8000-00000000d001';
   const owner = 'd'.repeat(24);
   const uid = (c: string) => c.repeat(64);
 
   before(async () => {
-    url = await freshDatabase();
-    db = openDatabase(loadConfig({}, { database: { url, poolMax: 2 } }), { memory: !url });
-    await migrateLatest(db, communityEditionMigrations);
-    await db('users').insert({
-      id: owner,
-      name: 'Dee',
-      username: 'dee',
-      email: 'dee@example.com',
-      password_hash: 'x',
-    });
-    await db('namespaces').insert({ tenant_id: tenant, name: 'dee', owner });
+    store = await migratedStore({ owner, username: 'dee', tenant, poolMax: 2 });
+    db = store.db;
   });
   after(async () => {
-    await db?.destroy();
-    await dropDatabase(url);
+    await store?.close();
   });
 
   const device = (c: string, extra: Record<string, unknown> = {}) => ({
