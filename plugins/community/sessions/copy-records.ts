@@ -126,7 +126,10 @@ class CopyIn {
   private stream: PgConnection['stream'] | undefined;
   /** Resolves once the socket no longer holds any of the data (written out, or dropped with the socket). */
   private released: Promise<void> = Promise.resolve();
-  /** pg sets or calls this for submittables; the promise above is what callers wait on. */
+  /**
+   * Set by pg on every query it is given: with a query timeout it wraps this to clear the timer. It must be called
+   * when the copy ends, or the timer fires later and the socket of a connection back in the pool is destroyed.
+   */
   callback?: (err: Error | null) => void;
 
   constructor(

@@ -4,9 +4,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
-import { migrateLatest } from '../../../core/store/migrate';
-import { communityEditionMigrations } from '../../support/migrations';
-import { dropDatabase, freshDatabase } from '../../support/server';
+import { type MigratedStore, migratedStore } from '../../support/store';
 
 /**
  * Recorded terminal output as the gateway hands it to the store: the bytes the device sent, not strings (issue 16).
@@ -15,25 +13,16 @@ import { dropDatabase, freshDatabase } from '../../support/server';
  * order, or not at all.
  */
 describe('store: recorded output written as bytes', () => {
+  let store: MigratedStore;
   let db: Knex;
   let url: string | undefined;
-  const owner = 'd'.repeat(24);
   const tenant = '00000000-0000-4000-8000-00000000d001';
   let sessions: SessionService;
   let reader: NamespaceSessions;
 
   before(async () => {
-    url = await freshDatabase();
-    db = openDatabase(loadConfig({}, { database: { url } }), { memory: !url });
-    await migrateLatest(db, communityEditionMigrations);
-    await db('users').insert({
-      id: owner,
-      name: 'Dee',
-      username: 'dee',
-      email: 'dee@example.com',
-      password_hash: 'x',
-    });
-    await db('namespaces').insert({ tenant_id: tenant, name: 'dee', owner });
+    store = await migratedStore({ owner: 'd'.repeat(24), username: 'dee', tenant });
+    ({ db, url } = store);
     sessions = new SessionService({ db });
     reader = new NamespaceSessions({
       tenant: new TenantStore(db, tenant),
@@ -41,8 +30,7 @@ describe('store: recorded output written as bytes', () => {
     });
   });
   after(async () => {
-    await db?.destroy();
-    await dropDatabase(url);
+    await store?.close();
   });
 
   const session = () =>
@@ -133,10 +121,11 @@ describe('store: recorded output written as bytes', () => {
   });
 
   it('sends none of a timed-out write afterwards, so reused memory cannot reach a recording (pending without TEST_DATABASE_URL)', async function () {
+    // The embedded store writes with INSERTs in its own thread: no COPY, no socket, no query timeout to race.
     if (!url) this.skip();
     this.timeout(30_000);
     // A second store whose statements time out after a second, and a transaction that holds the table meanwhile.
-    const hasty = openDatabase(loadConfig({}, { database: { url, queryTimeout: 1 } }));
+    const hasty = openDatabase(loadConfig({}, { database: { url, queryTimeout: 1, poolMax: 1 } }));
     const locker = await db.transaction();
     try {
       const uid = await session();
@@ -154,9 +143,14 @@ describe('store: recorded output written as bytes', () => {
       await locker.commit();
       await new Promise((r) => setTimeout(r, 500));
       expect(await db('session_records').where({ session_uid: uid })).to.deep.equal([]);
-      // And the hasty store still writes.
+      // And the hasty store still writes. A write that went through ends pg's timer for it: the connection is the
+      // same one after the timeout has passed.
+      const backend = async () => (await hasty.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
+      const before = await backend();
       await new SessionService({ db: hasty }).addRecords(tenant, uid, [entry(0, Buffer.from('later'))]);
       expect((await reader.records(uid, 0)).map((r) => r.message)).to.deep.equal(['later']);
+      await new Promise((r) => setTimeout(r, 1300));
+      expect(await backend()).to.equal(before);
     } finally {
       if (!locker.isCompleted()) await locker.rollback();
       await hasty.destroy();
