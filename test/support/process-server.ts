@@ -119,12 +119,18 @@ export class ServerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const onText = (text: string) => {
-      for (const line of text.split('\n')) if (line) this.lines.push(line);
-      if (process.env.SERVER_TEST_LOG) process.stderr.write(`[server] ${text}`);
+    // A pipe hands over chunks, not lines: a line cut between two chunks is kept whole, one per stream.
+    const reader = () => {
+      let partial = '';
+      return (text: string) => {
+        const parts = (partial + text).split('\n');
+        partial = parts.pop() ?? '';
+        for (const line of parts) if (line) this.lines.push(line);
+        if (process.env.SERVER_TEST_LOG) process.stderr.write(`[server] ${text}`);
+      };
     };
-    this.child.stdout?.setEncoding('utf8').on('data', onText);
-    this.child.stderr?.setEncoding('utf8').on('data', onText);
+    this.child.stdout?.setEncoding('utf8').on('data', reader());
+    this.child.stderr?.setEncoding('utf8').on('data', reader());
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => {
         this.exitCode = code ?? (signal ? -1 : null);
@@ -211,6 +217,23 @@ export class ServerProcess {
       await new Promise((r) => setTimeout(r, 100));
     }
     return { agent, uid, kind };
+  }
+
+  /**
+   * The first log line matching `pattern`, waiting for it: the server logs a request after answering it, so its
+   * line can reach the pipe after the caller has the answer.
+   */
+  async loggedLine(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = this.lines.find((l) => pattern.test(l));
+      if (line) return line;
+      if (Date.now() > deadline)
+        throw new Error(
+          `the server never logged ${pattern}; its last lines:\n${this.lines.slice(-20).join('\n')}`,
+        );
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** Log lines (parsed) whose message contains `text`. */
