@@ -188,7 +188,14 @@ async function startServer(
 ): Promise<ServerProc> {
   const inspectPort = await freePort();
   const child = spawn(process.execPath, [`--inspect=127.0.0.1:${inspectPort}`, ...nodeArgs, bin, 'serve'], {
-    env: { ...env, GATEHOUSE_HTTP_PORT: String(port) },
+    env: {
+      ...env,
+      GATEHOUSE_HTTP_PORT: String(port),
+      // V8 settings of the server's own, for experiments (heap sizes), as in bench/ssh/world.ts.
+      ...(process.env.BENCH_SERVER_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+        : {}),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = once(child, 'exit');

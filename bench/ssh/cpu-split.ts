@@ -3,8 +3,10 @@
  * through a Gatehouse server (`gatehouse serve`, its own process) to an agent from its bundle (its own process),
  * printing MiB/s, each process's user and system seconds, and the server's major garbage collections (V8 starts
  * one per 64 MB of buffers allocated, which is what made buffer copies on the data path expensive).
- * Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/cpu-split.ts [--gib 1] [--perf server|agent]`;
- * `--perf` records the process with `perf record -g` during each transfer (/tmp/perf.<direction>.data).
+ * Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/cpu-split.ts [--gib 1] [--perf server|agent] [--only up|down]
+ * [--profile DIR]`;
+ * `--perf` records the process with `perf record -g` during each transfer (/tmp/perf.<direction>.data);
+ * `--profile DIR` runs the server and the agent under V8's CPU profiler and leaves their profiles in DIR.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -16,10 +18,17 @@ const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const perfTarget = process.argv.includes('--perf')
   ? process.argv[process.argv.indexOf('--perf') + 1]
   : undefined;
+const profileDir = process.argv.includes('--profile')
+  ? path.resolve(process.argv[process.argv.indexOf('--profile') + 1] ?? 'profiles')
+  : undefined;
+
+/** `--only up|down`: every round one direction (for a profile of that direction alone). */
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const directions = only === 'up' || only === 'down' ? [only, only] : ['up', 'down', 'up', 'down'];
 
 async function main(): Promise<void> {
   process.env.BENCH_SERVER_NODE_OPTIONS ??= `--require ${path.resolve('bench/ssh/trace-gc.cjs')}`;
-  const world = await ProcessWorld.start();
+  const world = await ProcessWorld.start({ profileDir });
   const key = await world.keyForEveryHost('split');
   const args = [...world.clientOptions(key.file), '-p', String(world.sshPort), `${world.target()}@127.0.0.1`];
   await timed('ssh', [...args, 'true']);
@@ -30,7 +39,7 @@ async function main(): Promise<void> {
     '| direction | MiB/s | server user s | server sys s | agent user s | agent sys s | server major GCs |',
   );
   console.log('|---|---|---|---|---|---|---|');
-  for (const direction of ['up', 'down', 'up', 'down']) {
+  for (const direction of directions) {
     const s0 = cpu(serverPid);
     const a0 = cpu(agentPid);
     const gc0 = majors();

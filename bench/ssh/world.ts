@@ -70,6 +70,7 @@ export class ProcessWorld {
 
   /** The settings of a benchmark's `gatehouse serve`; `name` names its profile. */
   private serverEnv(name: string): Record<string, string> {
+    const profile = this.profileEnv(name);
     return {
       GATEHOUSE_LOG_LEVEL: 'warn',
       // The limits the benchmark's sshd has (MaxStartups 200:30:300): 100 sign-ins at once from one address.
@@ -77,10 +78,14 @@ export class ProcessWorld {
       GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: '200',
       // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
       GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
-      ...this.profileEnv(name),
-      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes).
+      ...profile,
+      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes), beside the profiler's.
       ...(process.env.BENCH_SERVER_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+        ? {
+            NODE_OPTIONS: [profile.NODE_OPTIONS, process.env.BENCH_SERVER_NODE_OPTIONS]
+              .filter(Boolean)
+              .join(' '),
+          }
         : {}),
     };
   }
@@ -126,6 +131,17 @@ export class ProcessWorld {
         GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
         GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
         ...this.profileEnv(`agent-${name}`),
+        // V8 settings of the agents' own, for experiments, beside the profiler's.
+        ...(process.env.BENCH_AGENT_NODE_OPTIONS
+          ? {
+              NODE_OPTIONS: [
+                this.profileEnv(`agent-${name}`).NODE_OPTIONS,
+                process.env.BENCH_AGENT_NODE_OPTIONS,
+              ]
+                .filter(Boolean)
+                .join(' '),
+            }
+          : {}),
         ...env,
       },
       stdio: ['ignore', 'ignore', process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
