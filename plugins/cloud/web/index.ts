@@ -37,7 +37,7 @@ export default defineWebModule({
       path: '/instance/announcements',
       title: 'Announcements',
       instanceAdmin: true,
-      component: page(() => import('./announcements'), 'AnnouncementsAdminPage'),
+      component: page(() => import('./announcements-admin'), 'AnnouncementsAdminPage'),
     },
   ],
   publicPages: [
