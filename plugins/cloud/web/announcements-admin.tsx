@@ -18,9 +18,10 @@ import { useState } from 'react';
 import type { Announcement, AnnouncementSummary } from './announcements';
 import { calls } from './api';
 
-// Its own module, loaded when an instance administrator opens the page: the overlay in ./announcements is on every
-// screen and so in the plugin's first chunk.
-/** Instance, Announcements: publish, edit and withdraw. */
+/**
+ * Instance, Announcements: publish, edit and withdraw. A module of its own, loaded when an instance administrator
+ * opens the page: the overlay in ./announcements is on every screen, so it is in the plugin's first chunk.
+ */
 export function AnnouncementsAdminPage() {
   const api = useApi();
   const list = useResource(
