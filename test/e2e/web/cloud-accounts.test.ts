@@ -181,4 +181,45 @@ describe('web console (cloud): sign-up, e-mail verification, invitation and acce
     await signIn(carlPage, server.url, 'carl', 'carl_secret-1');
     await carlPage.getByRole('dialog', { name: 'Gateway maintenance' }).waitFor();
   });
+
+  it('lets the instance administrator publish, edit and withdraw an announcement from its page, at 390 px', async () => {
+    const page = await visitor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, server.url, 'ada', 'correct-horse');
+    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    await page.goto(`${server.url}/instance/announcements`);
+    await page.getByRole('heading', { name: 'Announcements', exact: true }).waitFor();
+    // The announcement the test before published is listed; this one adds a second and takes it back.
+    await page.getByRole('cell', { name: 'Gateway maintenance' }).waitFor();
+
+    await page.getByRole('button', { name: 'Publish announcement' }).click();
+    await page.getByLabel('Title').fill('New gateway address');
+    await page.getByLabel('Text (Markdown)').fill('Use `gw2.example.com` from Monday.');
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    const row = page.getByRole('row').filter({ hasText: 'New gateway address' });
+    await row.waitFor();
+
+    await row.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.getByLabel('Text (Markdown)').inputValue()).to.equal(
+      'Use `gw2.example.com` from Monday.',
+    );
+    await page.getByLabel('Title').fill('New gateway address: gw2');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('row').filter({ hasText: 'New gateway address: gw2' }).waitFor();
+    await expectAccessible(page, 'cloud /instance/announcements with two announcements at 390 px');
+
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'New gateway address: gw2' })
+      .getByRole('button', { name: 'Withdraw' })
+      .click();
+    await row.waitFor({ state: 'detached' });
+    const session = await consoleSession(page);
+    const listed = await fetch(`${server.url}/api/announcements`, {
+      headers: { Authorization: `Bearer ${session.token}` },
+    });
+    expect(((await listed.json()) as { title: string }[]).map((a) => a.title)).to.deep.equal([
+      'Gateway maintenance',
+    ]);
+  });
 });
