@@ -119,18 +119,24 @@ export class ServerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    // A pipe hands over chunks, not lines: a line cut between two chunks is kept whole, one per stream.
-    const reader = () => {
+    // A pipe hands over chunks, not lines: a line cut between two chunks is kept whole, one per stream, and a last
+    // line without its newline is kept when the stream ends.
+    const read = (stream: NodeJS.ReadableStream | null) => {
       let partial = '';
-      return (text: string) => {
+      stream?.setEncoding('utf8');
+      stream?.on('data', (text: string) => {
         const parts = (partial + text).split('\n');
         partial = parts.pop() ?? '';
         for (const line of parts) if (line) this.lines.push(line);
         if (process.env.SERVER_TEST_LOG) process.stderr.write(`[server] ${text}`);
-      };
+      });
+      stream?.on('end', () => {
+        if (partial) this.lines.push(partial);
+        partial = '';
+      });
     };
-    this.child.stdout?.setEncoding('utf8').on('data', reader());
-    this.child.stderr?.setEncoding('utf8').on('data', reader());
+    read(this.child.stdout);
+    read(this.child.stderr);
     this.exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => {
         this.exitCode = code ?? (signal ? -1 : null);
