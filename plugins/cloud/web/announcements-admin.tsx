@@ -2,17 +2,17 @@ import {
   Alert,
   Button,
   Card,
+  createColumnHelper,
+  DataTable,
   Dialog,
   Empty,
-  ErrorState,
   formatDate,
-  Loading,
   PageHeader,
   TextArea,
   TextField,
   useAction,
   useApi,
-  useResource,
+  usePagedList,
 } from '@gatehouse/console';
 import { useState } from 'react';
 import type { Announcement, AnnouncementSummary } from './announcements';
@@ -24,10 +24,10 @@ import { calls } from './api';
  */
 export function AnnouncementsAdminPage() {
   const api = useApi();
-  const list = useResource(
-    () =>
-      api.call<AnnouncementSummary[]>(calls.listAnnouncements, {
-        query: { per_page: 100 },
+  const { list, table } = usePagedList(
+    (query) =>
+      api.page<AnnouncementSummary>(calls.listAnnouncements, {
+        query: { page: query.page, per_page: query.perPage },
         context: 'Could not load the announcements',
       }),
     [api],
@@ -64,6 +64,26 @@ export function AnnouncementsAdminPage() {
     );
     if (ok) list.reload();
   };
+  // Made on every render, so the buttons call this render's handlers.
+  const column = createColumnHelper<AnnouncementSummary>();
+  const columns = [
+    column.accessor('title', { header: 'Title' }),
+    column.accessor('date', { header: 'Published', cell: (ctx) => formatDate(ctx.getValue()) }),
+    column.display({
+      id: 'actions',
+      header: () => <span className="sr-only">Actions</span>,
+      cell: (ctx) => (
+        <div className="row">
+          <Button size="sm" onClick={() => open(ctx.row.original.uuid)}>
+            Edit
+          </Button>
+          <Button size="sm" variant="danger" onClick={() => withdraw(ctx.row.original.uuid)}>
+            Withdraw
+          </Button>
+        </div>
+      ),
+    }),
+  ];
   return (
     <>
       <PageHeader
@@ -77,38 +97,13 @@ export function AnnouncementsAdminPage() {
       />
       {action.error && !editing ? <Alert>{action.error}</Alert> : null}
       <Card>
-        {list.loading ? <Loading /> : null}
-        {list.error ? <ErrorState message={list.error} onRetry={list.reload} /> : null}
-        {list.data && list.data.length === 0 ? <Empty title="No announcements" /> : null}
-        {list.data && list.data.length > 0 ? (
-          <table className="table">
-            <thead>
-              <tr>
-                <th>Title</th>
-                <th>Published</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((a) => (
-                <tr key={a.uuid}>
-                  <td>{a.title}</td>
-                  <td>{formatDate(a.date)}</td>
-                  <td className="row">
-                    <Button size="sm" onClick={() => open(a.uuid)}>
-                      Edit
-                    </Button>
-                    <Button size="sm" variant="danger" onClick={() => withdraw(a.uuid)}>
-                      Withdraw
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : null}
+        <DataTable
+          label="Announcements"
+          columns={columns}
+          {...table}
+          rowKey={(a) => a.uuid}
+          empty={<Empty title="No announcements" />}
+        />
       </Card>
       <Dialog
         open={editing !== null}
