@@ -70,7 +70,6 @@ export class ProcessWorld {
 
   /** The settings of a benchmark's `gatehouse serve`; `name` names its profile. */
   private serverEnv(name: string): Record<string, string> {
-    const profile = this.profileEnv(name);
     return {
       GATEHOUSE_LOG_LEVEL: 'warn',
       // The limits the benchmark's sshd has (MaxStartups 200:30:300): 100 sign-ins at once from one address.
@@ -78,15 +77,8 @@ export class ProcessWorld {
       GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: '200',
       // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
       GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
-      ...profile,
-      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes), beside the profiler's.
-      ...(process.env.BENCH_SERVER_NODE_OPTIONS
-        ? {
-            NODE_OPTIONS: [profile.NODE_OPTIONS, process.env.BENCH_SERVER_NODE_OPTIONS]
-              .filter(Boolean)
-              .join(' '),
-          }
-        : {}),
+      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes).
+      ...this.nodeEnv(name, process.env.BENCH_SERVER_NODE_OPTIONS),
     };
   }
 
@@ -104,12 +96,17 @@ export class ProcessWorld {
     return other;
   }
 
-  private profileEnv(name: string): Record<string, string> {
-    if (!this.profileDir) return {};
+  /**
+   * A process's Node settings: the profiler when the world has a profile directory (its profile is
+   * `<name>.cpuprofile`), and `extra` options beside it.
+   */
+  private nodeEnv(name: string, extra: string | undefined): Record<string, string> {
     // NODE_OPTIONS refuses --cpu-prof: a preloaded script runs the same V8 profiler.
+    const profiler = this.profileDir ? `--require ${path.resolve('bench/ssh/cpu-profile.cjs')}` : undefined;
+    const options = [profiler, extra].filter(Boolean).join(' ');
     return {
-      NODE_OPTIONS: `--require ${path.resolve('bench/ssh/cpu-profile.cjs')}`,
-      GATEHOUSE_CPU_PROFILE: path.join(this.profileDir, `${name}.cpuprofile`),
+      ...(options ? { NODE_OPTIONS: options } : {}),
+      ...(this.profileDir ? { GATEHOUSE_CPU_PROFILE: path.join(this.profileDir, `${name}.cpuprofile`) } : {}),
     };
   }
 
@@ -130,18 +127,8 @@ export class ProcessWorld {
         GATEHOUSE_PREFERRED_HOSTNAME: name,
         GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
         GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
-        ...this.profileEnv(`agent-${name}`),
-        // V8 settings of the agents' own, for experiments, beside the profiler's.
-        ...(process.env.BENCH_AGENT_NODE_OPTIONS
-          ? {
-              NODE_OPTIONS: [
-                this.profileEnv(`agent-${name}`).NODE_OPTIONS,
-                process.env.BENCH_AGENT_NODE_OPTIONS,
-              ]
-                .filter(Boolean)
-                .join(' '),
-            }
-          : {}),
+        // V8 settings of the agents' own, for experiments.
+        ...this.nodeEnv(`agent-${name}`, process.env.BENCH_AGENT_NODE_OPTIONS),
         ...env,
       },
       stdio: ['ignore', 'ignore', process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
