@@ -35,14 +35,25 @@ async function main(): Promise<void> {
   const bytes = Math.round(gib * 1024 * 1024 * 1024);
   const [serverPid = 0, agentPid = 0] = world.pids;
   const majors = () => world.server.lines.filter((line) => line.includes('Mark-Compact')).length;
+  // What started the server's major collections since line `from`: "allocation limit" (the old generation grew by
+  // what scavenges promoted), "external memory pressure" (buffers), "task", "memory reducer".
+  const starts = (from: number) => {
+    const count = new Map<string, number>();
+    for (const line of world.server.lines.slice(from)) {
+      const reason = /\[IncrementalMarking\] Start \(([^)]*)\)/.exec(line)?.[1];
+      if (reason) count.set(reason, (count.get(reason) ?? 0) + 1);
+    }
+    return [...count].map(([reason, n]) => `${reason} ${n}`).join(', ') || '-';
+  };
   console.log(
-    '| direction | MiB/s | server user s | server sys s | agent user s | agent sys s | server major GCs |',
+    '| direction | MiB/s | server user s | server sys s | agent user s | agent sys s | server major GCs | started by |',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const direction of directions) {
     const s0 = cpu(serverPid);
     const a0 = cpu(agentPid);
     const gc0 = majors();
+    const line0 = world.server.lines.length;
     const perf = perfTarget
       ? spawn(
           'perf',
@@ -65,7 +76,7 @@ async function main(): Promise<void> {
     }
     const per = (x: number) => (x / gib).toFixed(2);
     console.log(
-      `| ${direction} | ${(bytes / 1024 / 1024 / (ms / 1000)).toFixed(0)} | ${per(s1.user - s0.user)} | ${per(s1.sys - s0.sys)} | ${per(a1.user - a0.user)} | ${per(a1.sys - a0.sys)} | ${majors() - gc0} |`,
+      `| ${direction} | ${(bytes / 1024 / 1024 / (ms / 1000)).toFixed(0)} | ${per(s1.user - s0.user)} | ${per(s1.sys - s0.sys)} | ${per(a1.user - a0.user)} | ${per(a1.sys - a0.sys)} | ${majors() - gc0} | ${starts(line0)} |`,
     );
   }
   console.log('(seconds per GiB moved)');
