@@ -30,10 +30,14 @@ import { type ProofSubject, proofHeaders } from '@gatehouse/agent/protocol';
 import { AGENT_VERSION } from '@gatehouse/agent/version';
 import { WebSocket } from 'ws';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
+import { writeFigures } from '../figures';
 
 const args = process.argv.slice(2);
 const profileAt = args.indexOf('--profile');
 const PROFILE_FILE = profileAt < 0 ? undefined : args.splice(profileAt, 2)[1];
+// `--json FILE` (bench/figures.ts) is read from process.argv; taken out here so it is not read as a count.
+const jsonAt = args.indexOf('--json');
+if (jsonAt >= 0) args.splice(jsonAt, 2);
 const procsAt = args.indexOf('--procs');
 const PROCS = procsAt < 0 ? 1 : Number(args.splice(procsAt, 2)[1]);
 const WORKER = args.includes('--worker');
@@ -663,6 +667,7 @@ async function main(): Promise<void> {
       online_after_restart: await fleet.onlineCount(),
     };
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    writeFigures(results);
   } finally {
     await fleet.stop();
     if (server && server.child.exitCode === null) {

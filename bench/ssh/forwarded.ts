@@ -12,6 +12,7 @@
  * server.cpuprofile (A), server-2.cpuprofile (B) and agent-bench-device.cpuprofile in DIR, for profile-summary.ts.
  */
 import path from 'node:path';
+import { writeFigures } from '../figures';
 import { loadAverage, processCpuSeconds } from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
@@ -130,6 +131,13 @@ async function main(): Promise<void> {
     );
   }
   row('`ssh ... true` to exit, median of 9 (ms)', median(h.connect), median(f.connect), 0);
+  writeFigures({
+    mib,
+    upRatio: median(f.up) / median(h.up),
+    downRatio: median(f.down) / median(h.down),
+    holding: { up: median(h.up), down: median(h.down), cpu: median(h.cpu), connect: median(h.connect) },
+    forwarded: { up: median(f.up), down: median(f.down), cpu: median(f.cpu), connect: median(f.connect) },
+  });
 
   await world.stop();
   cleanups.length = 0;

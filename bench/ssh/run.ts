@@ -7,7 +7,7 @@
  *  - time from `ssh ... true` to exit (median of several) for the same three paths;
  *  - 100 sessions opened in parallel, wall time, for the three paths;
  *  - PTY output through the gateway with the namespace's recording on vs off.
- * Prints ratios; append them to bench/RESULTS.md. Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/run.ts [--gib 1] [--profile DIR]`;
+ * Prints ratios; append them to bench/RESULTS.md. Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/run.ts [--gib 1] [--profile DIR] [--json FILE]`;
  * `--profile DIR` runs the server and the agent under `node --cpu-prof` and leaves their profiles in DIR.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -16,6 +16,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { writeFigures } from '../figures';
 import { loadAverage, processCpuSeconds } from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
@@ -291,6 +292,19 @@ async function main(): Promise<void> {
       `recording: 64 MB of PTY output, median of 5: off ${fmt(rec.offMs)} ms, on ${fmt(rec.onMs)} ms, cost ${fmt(((rec.onMs - rec.offMs) / rec.offMs) * 100)}%`,
     );
   }
+
+  writeFigures({
+    gib,
+    results,
+    recording:
+      pairs > 0
+        ? {
+            ...rec,
+            costPercent: ((rec.onMs - rec.offMs) / rec.offMs) * 100,
+            pairCostsPercent: on.map((ms, i) => ((ms - (off[i] ?? ms)) / (off[i] ?? ms)) * 100),
+          }
+        : undefined,
+  });
 
   sshd.kill();
   await world.stop();

@@ -19,6 +19,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { agentAuthRequest } from '../../test/support/device-keys';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
+import { writeFigures } from '../figures';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -27,6 +28,9 @@ function option(name: string, fallback: number): number {
   const [value] = args.splice(i, 2).slice(1);
   return Number(value);
 }
+// `--json FILE` (bench/figures.ts) is read from process.argv; taken out here so it is not read as a checkout.
+const jsonAt = args.indexOf('--json');
+if (jsonAt >= 0) args.splice(jsonAt, 2);
 const rounds = option('rounds', 3);
 const deviceCount = option('devices', 100_000);
 const checkouts = args.length ? args.map((a) => path.resolve(a)) : [path.resolve('.')];
@@ -276,6 +280,17 @@ async function main() {
     });
     console.log(`| ${name} | ${cells.join(' | ')} |`);
   }
+  // The first checkout's figures (the only one when none is named).
+  const first = results.get(checkouts[0] as string) ?? {};
+  writeFigures({
+    devices: deviceCount,
+    series: Object.fromEntries(
+      Object.entries(first).map(([name, values]) => {
+        const xs = [...values].sort((a, b) => a - b);
+        return [name, { p50: percentile(xs, 50), p99: percentile(xs, 99), n: xs.length }];
+      }),
+    ),
+  });
 }
 
 await main();
