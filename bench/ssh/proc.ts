@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 
 /** A process's CPU seconds so far from /proc/<pid>/stat ('self' for this one): user, system, and reaped children. */
@@ -21,6 +21,24 @@ export function processTimes(pid: number | 'self'): { user: number; sys: number;
 export function processCpuSeconds(pid: number | 'self'): number {
   const { user, sys, children } = processTimes(pid);
   return user + sys + children;
+}
+
+/**
+ * CPU seconds of the machine's PostgreSQL so far: every process named `postgres`, with the children it reaped
+ * (the postmaster reaps the backends of closed connections). Includes other users of the same server.
+ */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    total += processCpuSeconds(Number(entry));
+  }
+  return total;
 }
 
 /** The machine's load averages, for the log line of each figure. */

@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFigures } from '../figures';
-import { loadAverage, processCpuSeconds } from './proc';
+import { loadAverage, postgresCpuSeconds, processCpuSeconds, processTimes } from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -194,9 +194,26 @@ async function main(): Promise<void> {
       );
     }
   }
+  // Where the CPU of 100 sessions at once goes, per kind of process: on two cores the phase is bound by the
+  // machine, so what each path spends in all is what decides its time.
+  const parallelCpu = () => ({
+    clients: processTimes('self').children,
+    sshd: processCpuSeconds(sshd.pid ?? 0),
+    server: processCpuSeconds(pids[0] ?? 0),
+    agents: pids.slice(1).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
+    postgres: postgresCpuSeconds(),
+    machine: machineBusySeconds(),
+  });
   for (const [name, args] of chosen) {
+    const cpuBefore = parallelCpu();
     const parallelStarted = performance.now();
     await Promise.all(Array.from({ length: 100 }, () => timed('ssh', [...args, 'true'])));
+    const cpuAfter = parallelCpu();
+    console.log(
+      `100 parallel, ${name}: CPU seconds ${Object.entries(cpuAfter)
+        .map(([k, v]) => `${k} ${(v - cpuBefore[k as keyof typeof cpuBefore]).toFixed(1)}`)
+        .join(', ')}`,
+    );
     const own = samples[name] as Samples;
     results[name] = {
       connectMs: median(own.connect),
