@@ -224,7 +224,12 @@ export class GatewayWorld {
   }
 
   /** `ssh` with the device password, running `command` on the device. */
-  sshPassword(command: string[], extra: string[] = [], target = this.target()): Promise<SshResult> {
+  sshPassword(
+    command: string[],
+    extra: string[] = [],
+    target = this.target(),
+    opts: { timeoutMs?: number } = {},
+  ): Promise<SshResult> {
     return this.run(
       'ssh',
       [
@@ -236,7 +241,7 @@ export class GatewayWorld {
         `${target}@127.0.0.1`,
         ...command,
       ],
-      { password: DEVICE_PASSWORD },
+      { password: DEVICE_PASSWORD, ...opts },
     );
   }
 
