@@ -31,7 +31,6 @@ if (!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
   process.exit(2);
 }
 
-const here = path.dirname(new URL(import.meta.url).pathname);
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-'));
 
 type Figures = Record<string, unknown>;
@@ -47,7 +46,7 @@ function run(
   console.log(`\n## ${name}: ${script} ${args.join(' ')}\n`);
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(here, script), ...args, '--json', json],
+    ['--import', 'tsx', path.join(import.meta.dirname, script), ...args, '--json', json],
     {
       stdio: 'inherit',
       env: { ...process.env, ...env },

@@ -30,14 +30,12 @@ import { type ProofSubject, proofHeaders } from '@gatehouse/agent/protocol';
 import { AGENT_VERSION } from '@gatehouse/agent/version';
 import { WebSocket } from 'ws';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
-import { writeFigures } from '../figures';
+import { dropJsonFlag, writeFigures } from '../figures';
 
 const args = process.argv.slice(2);
 const profileAt = args.indexOf('--profile');
 const PROFILE_FILE = profileAt < 0 ? undefined : args.splice(profileAt, 2)[1];
-// `--json FILE` (bench/figures.ts) is read from process.argv; taken out here so it is not read as a count.
-const jsonAt = args.indexOf('--json');
-if (jsonAt >= 0) args.splice(jsonAt, 2);
+dropJsonFlag(args);
 const procsAt = args.indexOf('--procs');
 const PROCS = procsAt < 0 ? 1 : Number(args.splice(procsAt, 2)[1]);
 const WORKER = args.includes('--worker');

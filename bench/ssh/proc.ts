@@ -46,3 +46,11 @@ export const loadAverage = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
+
+/** Seconds all cores of the machine spent busy so far (user, system, interrupts), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const fields =
+    readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
+  return (user + nice + system + irq + softirq) / 100;
+}

@@ -12,12 +12,12 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFigures } from '../figures';
-import { loadAverage, postgresCpuSeconds, processCpuSeconds, processTimes } from './proc';
+import { loadAverage, machineBusySeconds, postgresCpuSeconds, processCpuSeconds, processTimes } from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -56,14 +56,6 @@ async function freePort(): Promise<number> {
   const port = (s.address() as { port: number }).port;
   await new Promise((r) => s.close(r));
   return port;
-}
-
-/** Seconds all cores of the machine spent busy so far (user, system, interrupts), from /proc/stat. */
-function machineBusySeconds(): number {
-  const fields =
-    readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
-  return (user + nice + system + irq + softirq) / 100;
 }
 
 const load = loadAverage;

@@ -19,7 +19,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { agentAuthRequest } from '../../test/support/device-keys';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
-import { writeFigures } from '../figures';
+import { dropJsonFlag, writeFigures } from '../figures';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -28,9 +28,7 @@ function option(name: string, fallback: number): number {
   const [value] = args.splice(i, 2).slice(1);
   return Number(value);
 }
-// `--json FILE` (bench/figures.ts) is read from process.argv; taken out here so it is not read as a checkout.
-const jsonAt = args.indexOf('--json');
-if (jsonAt >= 0) args.splice(jsonAt, 2);
+dropJsonFlag(args);
 const rounds = option('rounds', 3);
 const deviceCount = option('devices', 100_000);
 const checkouts = args.length ? args.map((a) => path.resolve(a)) : [path.resolve('.')];
