@@ -3,7 +3,17 @@
 // is used or touched). No image can be pulled here, so the one image is imported from a root file system made of
 // the host's static busybox, with accounts whose passwords the tests know.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -153,6 +163,34 @@ async function serve(env: NodeJS.ProcessEnv, port: number, dir: string): Promise
   };
 }
 
+/** Kills every process whose command line names `dir` (conmon and podman's cleanup processes of this engine). */
+function endProcessesUsing(dir: string): void {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already, or not ours to read
+    }
+  }
+}
+
+/** Detaches every mount at or below `dir`, deepest first (the overlay's own and the containers' root file systems). */
+function unmountUnder(dir: string): void {
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((point): point is string => !!point && (point === dir || point.startsWith(`${dir}/`)))
+    .sort((a, b) => b.length - a.length);
+  for (const point of points) {
+    try {
+      execFileSync('/usr/bin/umount', ['--lazy', point], { stdio: 'ignore' });
+    } catch {
+      // unmounted with its parent already
+    }
+  }
+}
+
 /** Starts a podman engine of its own; `close` stops it and removes everything it made. */
 export async function startPodman(): Promise<PodmanEngine> {
   const missing = podmanMissing();
@@ -184,6 +222,10 @@ export async function startPodman(): Promise<PodmanEngine> {
       await service.stop();
       // Removes the containers, images and the storage's own mounts, then the directory.
       await podman('system', 'reset', '--force').catch(() => undefined);
+      // On a loaded machine the reset can give up early and leave a container's conmon running with the overlay
+      // still mounted under the directory (EBUSY on rmdir). Those processes and mounts are this engine's own.
+      endProcessesUsing(dir);
+      unmountUnder(dir);
       // A container's conmon and cleanup process may still write their exit files for a moment (ENOTEMPTY).
       rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     },
