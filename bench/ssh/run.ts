@@ -7,12 +7,13 @@
  *  - time from `ssh ... true` to exit (median of several) for the same three paths;
  *  - 100 sessions opened in parallel, wall time, for the three paths;
  *  - PTY output through the gateway with the namespace's recording on vs off.
- * Prints ratios; append them to bench/RESULTS.md. Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/run.ts [--gib 1] [--profile DIR] [--json FILE]`;
+ * Every path signs in as the same account (`--account NAME`; by default one made for the benchmark, see
+ * ./account.ts). Prints ratios; append them to bench/RESULTS.md. Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/run.ts [--gib 1] [--profile DIR] [--json FILE]`;
  * `--profile DIR` runs the server and the agent under `node --cpu-prof` and leaves their profiles in DIR.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -81,13 +82,18 @@ async function main(): Promise<void> {
     profileDir,
   });
   cleanups.push(() => world.stop());
+  // Every path signs in as the same account (bench/ssh/account.ts says why it is not root).
+  const { account } = world;
+  console.log(`signing in as ${account}`);
   const key = await world.keyForEveryHost('bench');
 
   // A local OpenSSH server that knows the same key, for the direct and jump-host paths.
   const sshdPort = await freePort();
   spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'host_key')]);
   const pub = Buffer.from(key.data, 'base64').toString();
-  writeFileSync(path.join(dir, 'authorized_keys'), `${pub}\n`, { mode: 0o600 });
+  // sshd reads the keys file as the account signing in, which is not root (./account.ts).
+  chmodSync(dir, 0o755);
+  writeFileSync(path.join(dir, 'authorized_keys'), `${pub}\n`, { mode: 0o644 });
   writeFileSync(
     path.join(dir, 'sshd_config'),
     [
@@ -120,10 +126,10 @@ async function main(): Promise<void> {
     '-o',
     'ConnectTimeout=120',
   ];
-  const direct = [...opts, '-p', String(sshdPort), 'root@127.0.0.1'];
+  const direct = [...opts, '-p', String(sshdPort), `${account}@127.0.0.1`];
   // What `-J` runs, spelled as its ProxyCommand so the jump leg gets the same key options (ssh -J passes only -F).
-  const jumpLeg = ['ssh', ...opts, '-W', '%h:%p', '-p', String(sshdPort), 'root@127.0.0.1'].join(' ');
-  const jump = [...opts, '-o', `ProxyCommand=${jumpLeg}`, '-p', String(sshdPort), 'root@127.0.0.1'];
+  const jumpLeg = ['ssh', ...opts, '-W', '%h:%p', '-p', String(sshdPort), `${account}@127.0.0.1`].join(' ');
+  const jump = [...opts, '-o', `ProxyCommand=${jumpLeg}`, '-p', String(sshdPort), `${account}@127.0.0.1`];
   const gateway = [...opts, '-p', String(world.sshPort), `${world.target()}@127.0.0.1`];
   const paths: Record<string, string[]> = { direct, jump, gateway };
   if (baselineAgent) {
@@ -131,7 +137,7 @@ async function main(): Promise<void> {
       ...opts,
       '-p',
       String(world.sshPort),
-      `${world.target('root', 'bench-baseline')}@127.0.0.1`,
+      `${world.target(account, 'bench-baseline')}@127.0.0.1`,
     ];
   }
 
@@ -140,7 +146,7 @@ async function main(): Promise<void> {
       ...opts,
       '-p',
       String(world.sshPort),
-      `${world.target('root', 'bench-ssh')}@127.0.0.1`,
+      `${world.target(account, 'bench-ssh')}@127.0.0.1`,
     ];
   }
 

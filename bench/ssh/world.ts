@@ -5,6 +5,7 @@ import path from 'node:path';
 import ssh2 from 'ssh2';
 import { ServerProcess } from '../../test/support/process-server';
 import type { LoginAnswer } from '../../test/support/server';
+import { benchAccount } from './account';
 
 /** The agent as install.sh installs it: the built bundle, run by node in its own process. */
 const AGENT_BUNDLE = path.resolve('agent/dist/gatehouse-agent/gatehouse-agent.mjs');
@@ -38,6 +39,8 @@ export class ProcessWorld {
   owner!: LoginAnswer;
   namespace!: string;
   readonly agents: BenchAgent[] = [];
+  /** The device account sessions sign in as (./account.ts: not root, whose shell start-up can dwarf the paths). */
+  readonly account = benchAccount();
 
   private constructor(private readonly profileDir: string | undefined) {}
 
@@ -126,7 +129,9 @@ export class ProcessWorld {
         GATEHOUSE_PRIVATE_KEY: path.join(this.dir, `${name}.key`),
         GATEHOUSE_PREFERRED_HOSTNAME: name,
         GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
-        GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD,
+        // As install.sh installs it: as root, every session runs as the account it names (bench/ssh/account.ts).
+        // Without root the agent can serve only its own user, which it requires a password for.
+        ...(process.getuid?.() === 0 ? {} : { GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD }),
         // V8 settings of the agents' own, for experiments.
         ...this.nodeEnv(`agent-${name}`, process.env.BENCH_AGENT_NODE_OPTIONS),
         ...env,
@@ -168,8 +173,8 @@ export class ProcessWorld {
     return this.server.sshPort;
   }
 
-  /** `<user>@<namespace>.<device>`, of the first agent's device unless named. */
-  target(user = 'root', device = this.agents[0]?.name ?? ''): string {
+  /** `<user>@<namespace>.<device>`: the benchmark's account on the first agent's device unless named. */
+  target(user = this.account, device = this.agents[0]?.name ?? ''): string {
     return `${user}@${this.namespace}.${device}`;
   }
 
