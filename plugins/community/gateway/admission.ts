@@ -91,7 +91,8 @@ export async function admit(
   if (!target) {
     return { ok: false, message: `gatehouse: "${printable(raw)}" is not a device address; ${usage}` };
   }
-  if ('namespace' in target && !(await deps.namespaces.byName(target.namespace))) {
+  const named = 'namespace' in target ? await deps.namespaces.byName(target.namespace) : undefined;
+  if ('namespace' in target && !named) {
     return { ok: false, message: `gatehouse: namespace "${target.namespace}" not found` };
   }
   const device = await deps.devices.findForSsh(target);
@@ -104,7 +105,8 @@ export async function admit(
           : `gatehouse: no device with uid ${target.uid}`,
     };
   }
-  const ns = await deps.namespaces.byTenant(device.tenant_id);
+  // The namespace the address named is the device's own when their tenants agree: it is not read a second time.
+  const ns = named?.tenant_id === device.tenant_id ? named : await deps.namespaces.byTenant(device.tenant_id);
   const record = ns?.settings.session_record ?? false;
   const journal = new SessionJournal(
     deps.sessions,

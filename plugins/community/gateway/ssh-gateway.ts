@@ -118,6 +118,13 @@ class GatewayConnection {
   private username: string | undefined;
   private upstream: Upstream | undefined;
   private refused = false;
+  /**
+   * The fingerprint of the last public key the namespace allowed on this connection. A client asks about a key
+   * first and signs with it in its next attempt (RFC 4252 section 7); both ask the same question of the same
+   * admission (the user name cannot change), so the signed attempt does not look the key up again. The signature
+   * itself is checked on every attempt.
+   */
+  private allowedKey: string | undefined;
   private seats = 0;
   private lastActivity = Date.now();
   private idleTimer: NodeJS.Timeout | undefined;
@@ -192,7 +199,10 @@ class GatewayConnection {
     }
     if (ctx.method === 'publickey') {
       const fingerprint = md5Fingerprint(ctx.key.data);
-      if (!(await admitsKey(this.gw.admission, a, fingerprint))) return ctx.reject(METHODS);
+      if (this.allowedKey !== fingerprint) {
+        if (!(await admitsKey(this.gw.admission, a, fingerprint))) return ctx.reject(METHODS);
+        this.allowedKey = fingerprint;
+      }
       // Without a signature the client only asks whether the key would do (RFC 4252 section 7).
       if (!ctx.signature || !ctx.blob) return ctx.accept();
       const parsed = ssh2.utils.parseKey(ctx.key.data);

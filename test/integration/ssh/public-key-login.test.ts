@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { Knex } from 'knex';
 import { GatewayWorld } from './gateway-world';
 
 describe('ssh through the gateway: public-key sign-in and its filters', function () {
@@ -83,5 +84,24 @@ describe('ssh through the gateway: public-key sign-in and its filters', function
         s.events.items.filter((e) => e.type === 'authenticated'),
     );
     expect(events.some((e: { data?: { method?: string } }) => e.data?.method === 'publickey')).to.equal(true);
+  });
+
+  it('reads the namespace and the key once each per key sign-in: the signed attempt reuses the answer to the query', async () => {
+    const key = await register('counted', '.*', { hostname: '.*' });
+    const db = world.server.kernel.container.cradle.db as Knex;
+    const reads = { namespaces: 0, keys: 0 };
+    const onQuery = (q: { sql: string }) => {
+      if (/\bfrom "namespaces"/.test(q.sql)) reads.namespaces += 1;
+      if (/\bfrom "public_keys"/.test(q.sql)) reads.keys += 1;
+    };
+    db.on('query', onQuery);
+    try {
+      const res = await world.sshKey(key.file, ['true']);
+      expect(res.code, res.stderr).to.equal(0);
+    } finally {
+      db.removeListener('query', onQuery);
+    }
+    // The client asks whether the key would do, then signs with it (RFC 4252 section 7): one look-up for both.
+    expect(reads).to.deep.equal({ namespaces: 1, keys: 1 });
   });
 });
