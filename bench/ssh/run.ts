@@ -18,7 +18,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeFigures } from '../figures';
-import { loadAverage, machineBusySeconds, postgresCpuSeconds, processCpuSeconds, processTimes } from './proc';
+import {
+  CpuGroup,
+  loadAverage,
+  machineBusySeconds,
+  postgresCpuSeconds,
+  processCpuSeconds,
+  processTimes,
+} from './proc';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -120,6 +127,38 @@ async function main(): Promise<void> {
   cleanups.push(() => void sshd.kill());
   await new Promise((r) => setTimeout(r, 500));
 
+  // What each kind of process spends, children and all (./proc.ts, CpuGroup): sshd with its sessions, the server,
+  // the agents with their sessions, and this process with the clients it starts from now on (their ProxyCommands
+  // included). Where no group can be made, the processes' own figures stand in, which miss sshd's sessions.
+  const groups = {
+    clients: CpuGroup.create('gatehouse-bench-clients'),
+    sshd: CpuGroup.create('gatehouse-bench-sshd'),
+    server: CpuGroup.create('gatehouse-bench-server'),
+    agents: CpuGroup.create('gatehouse-bench-agents'),
+  };
+  const { pids } = world;
+  groups.sshd?.add(sshd.pid ?? 0);
+  groups.server?.add(pids[0] ?? 0);
+  for (const pid of pids.slice(1)) groups.agents?.add(pid);
+  groups.clients?.add('self');
+  const dropGroups = () => {
+    for (const group of Object.values(groups)) group?.remove();
+  };
+  cleanups.push(dropGroups);
+  const accounted = Object.values(groups).every(Boolean);
+  console.log(
+    accounted
+      ? 'CPU accounting: control groups (every process of a path, reaped or not)'
+      : 'CPU accounting: processes and the children they reaped (no control group could be made: sshd sessions are missed)',
+  );
+  const cpuOf = {
+    clients: () => groups.clients?.seconds() ?? processCpuSeconds('self'),
+    sshd: () => groups.sshd?.seconds() ?? processCpuSeconds(sshd.pid ?? 0),
+    server: () => groups.server?.seconds() ?? processCpuSeconds(pids[0] ?? 0),
+    agents: () =>
+      groups.agents?.seconds() ?? pids.slice(1).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
+  };
+
   const opts = [
     ...(cipher ? ['-c', cipher] : []),
     ...world.clientOptions(key.file),
@@ -169,11 +208,10 @@ async function main(): Promise<void> {
   for (let i = 0; i < 9; i++) {
     for (const [name, args] of chosen) samples[name]?.connect.push(await timed('ssh', [...args, 'true']));
   }
-  const { pids } = world;
-  const gatewayCpu = () => pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
-  // Every process a path runs: the clients and `head` (children of this one), sshd with the sessions it reaped,
-  // the server and the agent. Other engineers' work on the machine is not counted, as /proc/stat would.
-  const pathCpu = () => processCpuSeconds('self') + processCpuSeconds(sshd.pid ?? 0) + gatewayCpu();
+  const gatewayCpu = () => cpuOf.server() + cpuOf.agents();
+  // Every process a path runs: the clients, sshd with its sessions, the server and the agent with its sessions.
+  // Other work on the machine is not counted, as /proc/stat would.
+  const pathCpu = () => cpuOf.clients() + cpuOf.sshd() + gatewayCpu();
   for (let round = 0; round < 3; round++) {
     for (const [name, args] of chosen) {
       const own = samples[name] as Samples;
@@ -195,10 +233,10 @@ async function main(): Promise<void> {
   // Where the CPU of 100 sessions at once goes, per kind of process: on two cores the phase is bound by the
   // machine, so what each path spends in all is what decides its time.
   const parallelCpu = () => ({
-    clients: processTimes('self').children,
-    sshd: processCpuSeconds(sshd.pid ?? 0),
-    server: processCpuSeconds(pids[0] ?? 0),
-    agents: pids.slice(1).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
+    clients: groups.clients ? groups.clients.seconds() : processTimes('self').children,
+    sshd: cpuOf.sshd(),
+    server: cpuOf.server(),
+    agents: cpuOf.agents(),
     postgres: postgresCpuSeconds(),
     machine: machineBusySeconds(),
   });
@@ -323,6 +361,7 @@ async function main(): Promise<void> {
 
   sshd.kill();
   await world.stop();
+  dropGroups();
   rmSync(dir, { recursive: true, force: true });
   if (profileDir) console.log(`profiles in ${profileDir}`);
   process.exit(0);
