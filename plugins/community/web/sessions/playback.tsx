@@ -57,6 +57,13 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
   const [playing, setPlaying] = useState(false);
   const [speed, setSpeed] = useState(1);
   const written = useRef(0);
+  /**
+   * How many frames the screen shows. xterm parses what it is given later and draws on an animation frame, so
+   * "Finished" waits for this, not for the last frame to be handed over: it is said once the end is on screen.
+   */
+  const [shown, setShown] = useState(0);
+  /** Bumped when the screen is cleared to go back, so the count of an earlier pass is not taken for this one. */
+  const pass = useRef(0);
   const positionRef = useRef(0);
   const seekId = useId();
 
@@ -94,13 +101,27 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
       if (pos < shownUpTo) {
         term.reset();
         written.current = 0;
+        pass.current++;
+        setShown(0);
       }
       while (written.current < frames.length && (frames[written.current]?.at ?? 0) <= pos) {
         const frame = frames[written.current] as Frame;
         if (frame.width && frame.height && (frame.width !== term.cols || frame.height !== term.rows))
           term.resize(frame.width, frame.height);
-        term.write(frame.data);
         written.current++;
+        const last = written.current >= frames.length || (frames[written.current]?.at ?? 0) > pos;
+        if (!last) {
+          term.write(frame.data);
+          continue;
+        }
+        // The last frame of this step: once xterm has parsed it, the next animation frame comes after its drawing.
+        const upTo = written.current;
+        const thisPass = pass.current;
+        term.write(frame.data, () =>
+          requestAnimationFrame(() => {
+            if (pass.current === thisPass) setShown(upTo);
+          }),
+        );
       }
       positionRef.current = pos;
       setPosition(pos);
@@ -121,7 +142,7 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
     return () => window.clearInterval(timer);
   }, [playing, speed, duration, renderTo]);
 
-  const finished = position >= duration && written.current === frames.length && frames.length > 0;
+  const finished = position >= duration && shown === frames.length && frames.length > 0;
   const started = position > 0 || written.current > 0;
   const play = () => {
     if (finished) renderTo(0);
