@@ -72,26 +72,29 @@ export class CpuGroup {
   ) {}
 
   static create(name: string): CpuGroup | undefined {
-    const v1 = '/sys/fs/cgroup/cpuacct';
-    const v2 = '/sys/fs/cgroup';
+    // Where each version keeps the groups, and how it reads a group's CPU time in seconds.
+    const versions = [
+      {
+        root: '/sys/fs/cgroup/cpuacct',
+        marker: 'cpuacct.usage',
+        seconds: (dir: string) => Number(readFileSync(path.join(dir, 'cpuacct.usage'), 'utf8')) / 1e9,
+      },
+      {
+        root: '/sys/fs/cgroup',
+        marker: 'cgroup.controllers',
+        seconds: (dir: string) =>
+          Number(/^usage_usec (\d+)/m.exec(readFileSync(path.join(dir, 'cpu.stat'), 'utf8'))?.[1] ?? 0) / 1e6,
+      },
+    ];
+    const version = versions.find((v) => existsSync(path.join(v.root, v.marker)));
+    if (!version) return undefined;
+    const dir = path.join(version.root, `${name}-${process.pid}`);
     try {
-      if (existsSync(path.join(v1, 'cpuacct.usage'))) {
-        const dir = path.join(v1, `${name}-${process.pid}`);
-        mkdirSync(dir);
-        const usage = () => Number(readFileSync(path.join(dir, 'cpuacct.usage'), 'utf8')) / 1e9;
-        return new CpuGroup(dir, usage, v1);
-      }
-      if (existsSync(path.join(v2, 'cgroup.controllers'))) {
-        const dir = path.join(v2, `${name}-${process.pid}`);
-        mkdirSync(dir);
-        const usage = () =>
-          Number(/^usage_usec (\d+)/m.exec(readFileSync(path.join(dir, 'cpu.stat'), 'utf8'))?.[1] ?? 0) / 1e6;
-        return new CpuGroup(dir, usage, v2);
-      }
+      mkdirSync(dir);
     } catch {
-      // not ours to make
+      return undefined; // not ours to make
     }
-    return undefined;
+    return new CpuGroup(dir, () => version.seconds(dir), version.root);
   }
 
   /** Moves a running process (with its threads) into the group; what it starts from now on is born there. */

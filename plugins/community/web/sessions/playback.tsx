@@ -104,24 +104,22 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
         pass.current++;
         setShown(0);
       }
-      while (written.current < frames.length && (frames[written.current]?.at ?? 0) <= pos) {
+      let end = written.current;
+      while (end < frames.length && (frames[end]?.at ?? 0) <= pos) end++;
+      const thisPass = pass.current;
+      for (; written.current < end; written.current++) {
         const frame = frames[written.current] as Frame;
         if (frame.width && frame.height && (frame.width !== term.cols || frame.height !== term.rows))
           term.resize(frame.width, frame.height);
-        written.current++;
-        const last = written.current >= frames.length || (frames[written.current]?.at ?? 0) > pos;
-        if (!last) {
-          term.write(frame.data);
-          continue;
-        }
-        // The last frame of this step: once xterm has parsed it, the next animation frame comes after its drawing.
-        const upTo = written.current;
-        const thisPass = pass.current;
-        term.write(frame.data, () =>
-          requestAnimationFrame(() => {
-            if (pass.current === thisPass) setShown(upTo);
-          }),
-        );
+        // The step's last frame: once xterm has parsed it, the next animation frame comes after its drawing.
+        const drawn =
+          written.current === end - 1
+            ? () =>
+                requestAnimationFrame(() => {
+                  if (pass.current === thisPass) setShown(end);
+                })
+            : undefined;
+        term.write(frame.data, drawn);
       }
       positionRef.current = pos;
       setPosition(pos);
