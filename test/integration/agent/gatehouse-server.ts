@@ -122,10 +122,14 @@ export class GatehouseServer {
       throw new Error(`${status} of ${uid} answered ${res.status}: ${JSON.stringify(res.body)}`);
   }
 
-  /** Resolves once the device holds a tunnel to this server. */
+  /**
+   * Resolves once the device holds a tunnel to this server and the API says it is online. The hub writes presence
+   * after it registers the tunnel, so the two are a few milliseconds apart (more under load), and a test that
+   * reads the API must wait for the second.
+   */
   async waitOnline(uid: string, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.hub.isOnline(uid)) {
+    while (!this.hub.isOnline(uid) || !(await this.device(uid)).online) {
       if (Date.now() > deadline) throw new Error(`device ${uid} never came online`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
