@@ -483,7 +483,9 @@ export class Kernel {
       for (const t of this.jobs.splice(0)) clearInterval(t);
       await Promise.allSettled(this.running);
       await this.gateway?.close();
-      for (const stopUpgraded of this.upgradeStops) await stopUpgraded();
+      // Plugins' stop steps resolve services built on the store. A kernel whose store never finished opening (a
+      // command that failed to open it) has none of them, and resolving them here would hide why it failed.
+      if (this.secrets) for (const stopUpgraded of this.upgradeStops) await stopUpgraded();
       if (this.localServer) {
         const local = this.localServer;
         const closed = new Promise<void>((resolve) => local.close(() => resolve()));

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -194,5 +194,21 @@ describe('the gatehouse command', function () {
     }).catch((e: { code: number; stderr: string }) => e);
     expect((res as { code: number }).code).to.equal(1);
     expect((res as { stderr: string }).stderr).to.include('http.port (GATEHOUSE_HTTP_PORT)');
+  });
+
+  it('says why when it cannot open the store, and exits non-zero', async () => {
+    // A data directory that is a file: the embedded store cannot take its lock there.
+    const notADir = path.join(dataDir, 'not-a-directory');
+    writeFileSync(notADir, '');
+    const res = await run(
+      process.execPath,
+      [bin, 'user', 'create', '--username', 'dan', '--email', 'dan@example.com', '--password', 'hunter22'],
+      { env: { PATH: process.env.PATH, GATEHOUSE_DATA_DIR: notADir } },
+    ).catch((e: { code: number; stderr: string }) => e);
+    expect((res as { code: number }).code).to.equal(1);
+    const stderr = (res as { stderr: string }).stderr;
+    expect(stderr).to.include(notADir);
+    // Not an error from stopping the half-opened server, which used to hide the cause.
+    expect(stderr).not.to.match(/AwilixResolutionError|Could not resolve/);
   });
 });
