@@ -276,12 +276,14 @@ class ConnectorWatch {
     if (!this.stopping) {
       const version = await engineVersion(this.docker);
       const facts: EngineFacts = { arch: version.arch, version: version.version };
+      // Connected from the moment the engine answers: a container the sync below lists is never shown beside the
+      // status of the connection that failed before.
+      if (!this.stopping) await this.deps.status(connectedTo(version));
       const listed = await this.docker.listContainers({
         abortSignal: AbortSignal.timeout(ENGINE_TIMEOUT_MS),
       });
       if (!this.stopping) {
         await this.deps.devices.sync(this.connector, listed.map(toContainer), facts);
-        await this.deps.status(connectedTo(version));
         this.deps.log.info({ containers: listed.length }, 'connector watching its engine');
         this.aliveTimer = setInterval(() => {
           this.deps.devices.alive(this.row.uid).catch((err: unknown) => this.deps.log.error({ err }));
