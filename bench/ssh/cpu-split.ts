@@ -6,9 +6,14 @@
  * Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/cpu-split.ts [--gib 1] [--perf server|agent] [--only up|down]
  * [--profile DIR]`;
  * `--perf` records the process with `perf record -g` during each transfer (/tmp/perf.<direction>.data);
- * `--profile DIR` runs the server and the agent under V8's CPU profiler and leaves their profiles in DIR.
+ * `--profile DIR` runs the server and the agent under V8's CPU profiler and leaves their profiles in DIR;
+ * `--promoted FILE` samples, over the measured rounds, the server's allocations that outlived a scavenge (what the
+ * young generation promotes, `bench/ssh/promoted.cjs`), writes them to FILE as a `.heapprofile` and prints where
+ * they were allocated.
  */
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { processTimes as cpu } from './proc';
 import { timed } from './timing';
@@ -24,10 +29,16 @@ const profileDir = process.argv.includes('--profile')
 
 /** `--only up|down`: every round one direction (for a profile of that direction alone). */
 const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const promotedFile = process.argv.includes('--promoted')
+  ? path.resolve(process.argv[process.argv.indexOf('--promoted') + 1] ?? 'promoted.heapprofile')
+  : undefined;
 const directions = only === 'up' || only === 'down' ? [only, only] : ['up', 'down', 'up', 'down'];
 
 async function main(): Promise<void> {
-  process.env.BENCH_SERVER_NODE_OPTIONS ??= `--require ${path.resolve('bench/ssh/trace-gc.cjs')}`;
+  process.env.BENCH_SERVER_NODE_OPTIONS ??= [
+    `--require ${path.resolve('bench/ssh/trace-gc.cjs')}`,
+    ...(promotedFile ? [`--require ${path.resolve('bench/ssh/promoted.cjs')}`] : []),
+  ].join(' ');
   const world = await ProcessWorld.start({ profileDir });
   const key = await world.keyForEveryHost('split');
   const args = [...world.clientOptions(key.file), '-p', String(world.sshPort), `${world.target()}@127.0.0.1`];
@@ -49,6 +60,7 @@ async function main(): Promise<void> {
     '| direction | MiB/s | server user s | server sys s | agent user s | agent sys s | server major GCs | started by |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
+  if (promotedFile) process.kill(serverPid, 'SIGUSR2');
   for (const direction of directions) {
     const s0 = cpu(serverPid);
     const a0 = cpu(agentPid);
@@ -80,8 +92,52 @@ async function main(): Promise<void> {
     );
   }
   console.log('(seconds per GiB moved)');
+  if (promotedFile) {
+    process.kill(serverPid, 'SIGUSR2');
+    const written = path.join(tmpdir(), `gatehouse-promoted-${serverPid}.heapprofile`);
+    await waitForFile(written);
+    renameSync(written, promotedFile);
+    printPromoted(promotedFile);
+  }
   await world.stop();
   process.exit(0);
+}
+
+/** Waits up to 10 s for the server to write its profile. */
+async function waitForFile(file: string): Promise<void> {
+  for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+}
+
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** The sampled bytes by the allocating function and by the nearest caller outside `node:` internals. */
+function printPromoted(file: string): void {
+  const root = (JSON.parse(readFileSync(file, 'utf8')) as { head: HeapNode }).head;
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const frame = (n: HeapNode) =>
+    `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '')}:${n.callFrame.lineNumber + 1}`;
+  const walk = (node: HeapNode, stack: HeapNode[]) => {
+    const path = [...stack, node];
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      const ours = [...path].reverse().find((n) => n.callFrame.url && !n.callFrame.url.startsWith('node:'));
+      const site = `${frame(node)}  <-  ${ours ? frame(ours) : '-'}`;
+      bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child, path);
+  };
+  walk(root, []);
+  console.log(
+    `\nsampled bytes that outlived a scavenge: ${(total / 1024 / 1024).toFixed(1)} MiB; the top sites:`,
+  );
+  for (const [site, size] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    console.log(`${((100 * size) / total).toFixed(1).padStart(5)} %  ${site}`);
+  }
 }
 
 main().catch((err) => {
