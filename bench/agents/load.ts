@@ -534,6 +534,10 @@ async function main(): Promise<void> {
     GATEHOUSE_REGISTRATIONS_PER_MINUTE: '1000000',
     GATEHOUSE_PENDING_DEVICES: '1000000',
     GATEHOUSE_METRICS_TOKEN: METRICS_TOKEN,
+    // To compare with V8's own heap growth: GATEHOUSE_HEAP_GROWING_PERCENT=0 (core/heap.ts).
+    ...(process.env.GATEHOUSE_HEAP_GROWING_PERCENT
+      ? { GATEHOUSE_HEAP_GROWING_PERCENT: process.env.GATEHOUSE_HEAP_GROWING_PERCENT }
+      : {}),
   };
   const fleet = new ProcessFleet(PROCS);
   let server: ServerProc | undefined;

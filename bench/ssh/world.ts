@@ -80,8 +80,12 @@ export class ProcessWorld {
       GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: '200',
       // sshd's LoginGraceTime: on a loaded machine 100 sign-ins at once take longer than the gateway's 30 s.
       GATEHOUSE_SSH_PREAUTH_TIMEOUT: '120',
-      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes).
+      // V8 settings of the server's own, for experiments (`--trace-gc`, heap sizes), and its heap growth
+      // (GATEHOUSE_HEAP_GROWING_PERCENT=0 compares with V8's own; core/heap.ts).
       ...this.nodeEnv(name, process.env.BENCH_SERVER_NODE_OPTIONS),
+      ...(process.env.GATEHOUSE_HEAP_GROWING_PERCENT
+        ? { GATEHOUSE_HEAP_GROWING_PERCENT: process.env.GATEHOUSE_HEAP_GROWING_PERCENT }
+        : {}),
     };
   }
 

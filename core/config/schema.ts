@@ -266,6 +266,14 @@ export const configSchema = T.Object(
         }),
       ),
     }),
+    heapGrowingPercent: T.Integer({
+      minimum: 0,
+      maximum: 1000,
+      description:
+        "How far `gatehouse serve`'s JavaScript heap may grow past what a full garbage collection kept, in percent " +
+        "(V8's --heap-growing-percent); 0 leaves it to V8, which after an idle spell can run a full collection " +
+        'every few scavenges while a large transfer goes through the gateway.',
+    }),
     saml: T.Object(
       {
         idpMetadataUrl: T.Optional(
@@ -426,6 +434,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_STRIPE_API_BASE: 'billing.stripeApiBase',
   GATEHOUSE_LOG_LEVEL: 'log.level',
   GATEHOUSE_LOG_PRETTY: 'log.pretty',
+  GATEHOUSE_HEAP_GROWING_PERCENT: 'heapGrowingPercent',
   GATEHOUSE_CLOUD_URL: 'cloudUrl',
   GATEHOUSE_SAML_IDP_METADATA_URL: 'saml.idpMetadataUrl',
   GATEHOUSE_SAML_IDP_METADATA_XML: 'saml.idpMetadataXml',

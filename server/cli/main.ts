@@ -1,6 +1,7 @@
 import { HttpError, Kernel, type PluginManifest, version } from '@gatehouse/core';
 import { ConfigError, loadConfig } from '@gatehouse/core/config/load';
 import { configSchema, envKeys } from '@gatehouse/core/config/schema';
+import { tuneHeap } from '@gatehouse/core/heap';
 import { guardProcess } from '@gatehouse/core/process-guards';
 import { StoreBusy } from '@gatehouse/core/store/lock';
 import { Command, CommanderError, Option } from 'commander';
@@ -33,6 +34,8 @@ export function buildCli(plugins: PluginManifest[] = []): Command {
       const kernel = await createKernel();
       // Before anything listens: from here on no single request, connection or agent can end the process.
       guardProcess(kernel.log, kernel.metrics);
+      // A steady heap growth for a long-running process that moves bulk data (core/heap.ts says why).
+      tuneHeap(kernel.config.heapGrowingPercent, kernel.log);
       await kernel.start();
       // Plugins say what the operator needs to know now (community: the link that creates the first user).
       await kernel.hooks.run('serve.ready', { notice: (text) => process.stdout.write(`\n${text}\n\n`) });
