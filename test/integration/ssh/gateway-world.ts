@@ -193,6 +193,15 @@ export class GatewayWorld {
     ];
   }
 
+  /** What a hung tool's error says beside its stderr: whether the device's tunnel is up, the agent's last words. */
+  private state(): string {
+    const hub = this.server.kernel.container.resolve('tunnelHub' as never) as {
+      isOnline(uid: string): boolean;
+    };
+    const agent = this.agent?.lines.slice(-10).join('\n') ?? '(no agent)';
+    return `device tunnel up: ${hub.isOnline(this.deviceUid)}; the agent's log ends:\n${agent}`;
+  }
+
   /** Runs a real OpenSSH tool (ssh, scp, sftp), with the password fed by sshpass when given. */
   run(
     tool: 'ssh' | 'scp' | 'sftp',
@@ -211,7 +220,9 @@ export class GatewayWorld {
       });
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        reject(new Error(`${tool} ${args.join(' ')} timed out; stderr ends: ${err.slice(-300)}`));
+        reject(
+          new Error(`${tool} ${args.join(' ')} timed out; stderr ends: ${err.slice(-300)}\n${this.state()}`),
+        );
       }, opts.timeoutMs ?? 30_000);
       child.once('error', reject);
       child.once('close', (code) => {
