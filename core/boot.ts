@@ -34,7 +34,7 @@ import type { BootContext, InstanceFeatures, PluginManifest, PluginResolver } fr
 import { type SealedColumn, SecretBox, SYSTEM_KEYS } from './secrets';
 import { type SshConnectionHandler, SshListener } from './ssh/listener';
 import { SshPenalties } from './ssh/penalties';
-import { isEmbedded, openDatabase } from './store/db';
+import { isEmbedded, openDatabase, storeStarted } from './store/db';
 import { StoreHealth } from './store/health';
 import { loadInstanceKeys } from './store/keys';
 import { StoreLock } from './store/lock';
@@ -259,6 +259,7 @@ export class Kernel {
       }
       const db = openDatabase(this.config, { memory: this.opts.memoryDb ?? false, log: this.log });
       try {
+        await storeStarted(db);
         await db.raw('select 1');
       } catch (err) {
         this.lock?.release();

@@ -74,6 +74,16 @@ class EmbeddedClient extends (ClientPgLite as unknown as new (
   }
 }
 
+/**
+ * Resolves once the embedded store's PGlite has started (at once on PostgreSQL). On a new data directory the start
+ * runs initdb: 9 s on an idle 2-core machine, and more than knex's 60 s acquire timeout on a loaded one, where a CLI
+ * command failed so in CI. Awaited before the first query, the start is not counted against that timeout, which
+ * stays what a request waits for the connection.
+ */
+export async function storeStarted(db: Knex): Promise<void> {
+  await (db.client as { pglite?: { waitReady: Promise<void> } }).pglite?.waitReady;
+}
+
 /** Whether `db` reaches PostgreSQL through `pg` (not the embedded store), so `pg`'s own protocol can be used. */
 export function throughPg(db: Knex): boolean {
   return (db.client.config as { client?: unknown }).client === 'pg';
