@@ -135,12 +135,14 @@ export class GatewayWorld {
     throw new Error(`device ${name} never showed as ${status}`);
   }
 
+  /** The server's tunnel hub: which devices hold a tunnel. */
+  private get hub(): { isOnline(uid: string): boolean } {
+    return this.server.kernel.container.resolve('tunnelHub' as never);
+  }
+
   async waitOnline(uid = this.deviceUid): Promise<void> {
-    const hub = this.server.kernel.container.resolve('tunnelHub' as never) as {
-      isOnline(uid: string): boolean;
-    };
     for (let i = 0; i < 300; i++) {
-      if (hub.isOnline(uid)) return;
+      if (this.hub.isOnline(uid)) return;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`device ${uid} never came online`);
@@ -195,11 +197,8 @@ export class GatewayWorld {
 
   /** What a hung tool's error says beside its stderr: whether the device's tunnel is up, the agent's last words. */
   private state(): string {
-    const hub = this.server.kernel.container.resolve('tunnelHub' as never) as {
-      isOnline(uid: string): boolean;
-    };
     const agent = this.agent?.lines.slice(-10).join('\n') ?? '(no agent)';
-    return `device tunnel up: ${hub.isOnline(this.deviceUid)}; the agent's log ends:\n${agent}`;
+    return `device tunnel up: ${this.hub.isOnline(this.deviceUid)}; the agent's log ends:\n${agent}`;
   }
 
   /** Runs a real OpenSSH tool (ssh, scp, sftp), with the password fed by sshpass when given. */
