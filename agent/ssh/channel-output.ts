@@ -49,6 +49,8 @@ export class ChannelOutput {
   private queuedBytes = 0;
   private writing = false;
   private paused = false;
+  /** Holds other consumers of the same output keep on the sources (a recording the store has not caught up with). */
+  private holds = 0;
   private drainedWaiters: Array<() => void> = [];
 
   constructor(channel: SessionChannel, sources: Readable[]) {
@@ -64,9 +66,34 @@ export class ChannelOutput {
     this.queuedBytes += bytes.length;
     if (!this.paused && this.queuedBytes > PAUSE_ABOVE) {
       this.paused = true;
-      for (const source of this.sources) source.pause();
+      this.flow();
     }
     this.writeNext();
+  }
+
+  /**
+   * Pauses the sources until the returned release is called, whatever the channel's own backpressure says: for
+   * another consumer of the same output that fell behind. Calling a release twice does nothing.
+   */
+  hold(): () => void {
+    this.holds++;
+    this.flow();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds--;
+      this.flow();
+    };
+  }
+
+  /** Pauses or resumes the sources: paused while too much waits here or anyone holds them. */
+  private flow(): void {
+    const pause = this.paused || this.holds > 0;
+    for (const source of this.sources) {
+      if (pause) source.pause();
+      else source.resume();
+    }
   }
 
   /** Resolves once everything pushed is handed to SSH, or the channel is gone. */
@@ -102,7 +129,7 @@ export class ChannelOutput {
       this.queuedBytes -= size;
       if (this.paused && this.queuedBytes < RESUME_BELOW) {
         this.paused = false;
-        for (const source of this.sources) source.resume();
+        this.flow();
       }
       this.writeNext();
     });

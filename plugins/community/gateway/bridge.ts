@@ -129,9 +129,21 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     if (kind === 'shell' && pty && ctx.announcement) {
       output.push(false, `${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
     }
+    // A recording the store has not caught up with holds the device's output (journal.ts, MOST_UNWRITTEN).
+    let waitingForStore = false;
     target.stdout.on('data', (chunk: Buffer) => {
       ctx.touch();
-      if (recording && pty) journal.output(seat, chunk, pty.cols, pty.rows);
+      if (recording && pty) {
+        journal.output(seat, chunk, pty.cols, pty.rows);
+        if (journal.behind && !waitingForStore) {
+          waitingForStore = true;
+          const release = output.hold();
+          void journal.caughtUp().then(() => {
+            waitingForStore = false;
+            release();
+          });
+        }
+      }
       output.push(false, chunk);
     });
     target.stderr.on('data', (chunk: Buffer) => output.push(true, chunk));

@@ -10,6 +10,14 @@ import {
 /** How often buffered terminal output goes to the store, and the most kept in memory before a flush is forced. */
 const FLUSH_MS = 250;
 const FLUSH_ENTRIES = 512;
+/**
+ * Recorded output not yet in the store: a flush is started once this much has gathered, and the session's output
+ * is held (`behind`) while more than the most waits, until half of it is written. Without a bound a store slower
+ * than the output (a lock, a slow disk, a failover) made every recorded session keep all its output in memory
+ * until the process ran out of it; with it a session waits for the store, as its recording must be complete.
+ */
+const FLUSH_BYTES = 4 * 1024 * 1024;
+const MOST_UNWRITTEN = 16 * 1024 * 1024;
 /** Output within this many milliseconds of the previous entry joins it, up to this many bytes. */
 const COALESCE_MS = 20;
 const COALESCE_BYTES = 256 * 1024;
@@ -88,6 +96,11 @@ export class SessionJournal {
   /** Per seat, the terminal size of its last entry (for bytes carried to the end). */
   private readonly sizes = new Map<number, { width: number; height: number }>();
   private ended = false;
+  /** Recorded bytes taken and not yet written (or given up on), and whoever waits for them to fall. */
+  private unwritten = 0;
+  /** The bytes gathered since the last flush (part of `unwritten`). */
+  private gathered = 0;
+  private caughtUpWaiters: Array<() => void> = [];
 
   constructor(
     private readonly sessions: SessionService,
@@ -95,6 +108,25 @@ export class SessionJournal {
     private readonly session: Omit<NewSession, 'uid' | 'tenantId'>,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * Whether more recorded output waits for the store than a session may keep in memory: whoever feeds `output`
+   * pauses its source until `caughtUp()` resolves.
+   */
+  get behind(): boolean {
+    return this.unwritten > MOST_UNWRITTEN;
+  }
+
+  /** Resolves once at most half of the most unwritten output waits for the store (at once when it does already). */
+  caughtUp(): Promise<void> {
+    if (this.unwritten <= MOST_UNWRITTEN / 2) return Promise.resolve();
+    return new Promise((resolve) => this.caughtUpWaiters.push(resolve));
+  }
+
+  private written(bytes: number): void {
+    this.unwritten -= bytes;
+    if (this.unwritten <= MOST_UNWRITTEN / 2) for (const resolve of this.caughtUpWaiters.splice(0)) resolve();
+  }
 
   /** Whether the session has a row (something was written for it). */
   get stored(): boolean {
@@ -115,6 +147,8 @@ export class SessionJournal {
    */
   output(seat: number, chunk: Buffer, columns: number, rows: number): void {
     if (this.ended || chunk.length === 0) return;
+    this.unwritten += chunk.length;
+    this.gathered += chunk.length;
     const width = terminalSize(columns);
     const height = terminalSize(rows);
     const now = Date.now();
@@ -133,6 +167,7 @@ export class SessionJournal {
       chunk.copy(open.slab, this.used);
       this.used += chunk.length;
       open.bytes += chunk.length;
+      if (this.gathered >= FLUSH_BYTES) this.flush();
       return;
     }
     this.seal();
@@ -161,7 +196,7 @@ export class SessionJournal {
     const at = this.open.start;
     if (carried) carried.copy(slab, at);
     chunk.copy(slab, at + (carried?.length ?? 0));
-    if (this.records.length >= FLUSH_ENTRIES) this.flush();
+    if (this.records.length >= FLUSH_ENTRIES || this.gathered >= FLUSH_BYTES) this.flush();
     else this.schedule();
   }
 
@@ -221,12 +256,27 @@ export class SessionJournal {
     this.held = [];
     this.slab = undefined;
     this.used = 0;
+    // Written or given up on (a failed write is logged): either way the bytes no longer wait in this session.
+    const bytes = this.gathered;
+    this.gathered = 0;
     if (events.length) this.enqueue(() => this.sessions.addEvents(this.tenantId, this.uid, events));
     if (records.length)
       this.enqueue(() =>
-        this.sessions.addRecords(this.tenantId, this.uid, records).then(() => giveBack(slabs)),
+        this.sessions.addRecords(this.tenantId, this.uid, records).then(
+          () => {
+            giveBack(slabs);
+            this.written(bytes);
+          },
+          (err: unknown) => {
+            this.written(bytes);
+            throw err;
+          },
+        ),
       );
-    else giveBack(slabs);
+    else {
+      giveBack(slabs);
+      this.written(bytes);
+    }
   }
 
   private enqueue(write: () => Promise<void>): void {

@@ -138,6 +138,71 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
     expect(xs).to.equal(bytes);
     expect(tail).to.match(/DONE\r\n$/);
   });
+
+  it('holds a recorded session while the store cannot take its output, and records all of it once it can', async () => {
+    const bytes = 48_000_000;
+    const child = spawn(
+      'ssh',
+      ptyArgs(`echo READY; sleep 2; head -c ${bytes} /dev/zero | tr '\\0' x; echo; echo DONE`),
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let xs = 0;
+    let seen = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      for (const byte of chunk) if (byte === 0x78) xs++;
+      seen = (seen + chunk.toString('latin1')).slice(-64);
+    });
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    await waitUntil(async () => seen.includes('READY'), 30_000);
+    // Signed in and recording: a transaction now holds a lock the recording's writes wait behind, as a store
+    // stalled by a lock, a slow disk or a failover would. Without a bound the gateway kept all the output in memory
+    // and passed it on regardless.
+    const db = world.server.kernel.container.cradle.db;
+    const trx = await db.transaction();
+    let released = false;
+    try {
+      await trx.raw('lock table session_records in exclusive mode');
+      // The output stops at the journal's bound (16 MiB) and what the channels and the tunnel hold beyond it.
+      let last = -1;
+      for (let i = 0; i < 80 && (xs === 0 || xs !== last); i++) {
+        last = xs;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(xs, 'the output stopped while the store was locked').to.equal(last);
+      expect(xs).to.be.within(16 * 1024 * 1024, 32 * 1024 * 1024);
+      await trx.commit();
+      released = true;
+      const code = await Promise.race([
+        closed,
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`the session stayed held after ${xs} of ${bytes} bytes`)),
+            60_000,
+          ),
+        ),
+      ]);
+      expect(code).to.equal(0);
+      expect(xs).to.equal(bytes);
+      expect(seen).to.match(/DONE\r\n$/);
+    } finally {
+      if (!released) await trx.rollback();
+      child.kill();
+    }
+    // Every byte shown is in the recording once the session is closed.
+    let recorded = 0;
+    await waitUntil(async () => {
+      const row = await db('session_records')
+        .join('sessions', 'session_records.session_uid', 'sessions.uid')
+        .whereNotNull('sessions.closed_at')
+        .groupBy('sessions.uid')
+        .select(db.raw(`sum(length(message) - length(replace(message, 'x', ''))) as x`))
+        .orderBy('x', 'desc')
+        .first();
+      recorded = Number(row?.x ?? 0);
+      return recorded >= bytes;
+    }, 30_000);
+    expect(recorded).to.equal(bytes);
+  });
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {

@@ -116,6 +116,54 @@ describe('community: the session journal keeps recorded output', () => {
     expect(stored(writes.slice(1).flatMap((w) => w.records))).to.equal('b'.repeat(40 * 30_000));
   });
 
+  it('says it is behind once 16 MiB wait for a slow store, and catches up as the store takes them', async () => {
+    const { journal, writes } = recorder();
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    let sent = 0;
+    while (!journal.behind && sent < 64 * 1024 * 1024) {
+      journal.output(0, chunk, 80, 24);
+      sent += chunk.length;
+    }
+    expect(journal.behind).to.equal(true);
+    expect(sent).to.equal(16 * 1024 * 1024 + chunk.length);
+    let caughtUp = false;
+    void journal.caughtUp().then(() => {
+      caughtUp = true;
+    });
+    // Written one flush of 4 MiB after another: caught up once at most 8 MiB wait, after the third.
+    const taken: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await sleep(10);
+      expect(caughtUp).to.equal(false);
+      const write = writes[i] as Write;
+      taken.push(stored(write.records).length);
+      write.finish();
+    }
+    await sleep(10);
+    expect(taken).to.deep.equal([4, 4, 4].map((mib) => mib * 1024 * 1024));
+    expect(caughtUp).to.equal(true);
+    expect(journal.behind).to.equal(false);
+    await ended(journal, writes);
+    expect(stored(writes.flatMap((w) => w.records)).length).to.equal(sent);
+  });
+
+  it('stops holding the output when writes fail, so a failing store does not stall the session', async () => {
+    const { journal, writes, logged } = recorder({ fail: new Error('connection lost') });
+    const chunk = Buffer.alloc(256 * 1024, 'y');
+    while (!journal.behind) journal.output(0, chunk, 80, 24);
+    let caughtUp = false;
+    void journal.caughtUp().then(() => {
+      caughtUp = true;
+    });
+    for (let i = 0; i < 100 && !caughtUp; i++) {
+      for (const w of writes) w.finish();
+      await sleep(1);
+    }
+    expect(caughtUp).to.equal(true);
+    expect(journal.behind).to.equal(false);
+    expect(logged.length).to.be.greaterThan(0);
+  });
+
   it('keeps a size change between the output before and after it', async () => {
     const { journal, writes } = recorder();
     journal.output(0, Buffer.from('before'), 80, 24);
