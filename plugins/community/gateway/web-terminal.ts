@@ -13,6 +13,9 @@ import { type TargetSession, type Upstream, type UpstreamAuth, UpstreamRefused }
 export const WEB_TERMINAL_PATH = '/ws/ssh';
 /** A control frame is small JSON; anything larger is a client bug or hostile. */
 const MAX_CONTROL = 4096;
+/** Output sent to the browser and not yet handed to its socket: the device is paused above, resumed below. */
+const BROWSER_PAUSE_ABOVE = 1024 * 1024;
+const BROWSER_RESUME_BELOW = 256 * 1024;
 
 /** A JSON control frame from the browser. */
 interface Frame {
@@ -284,9 +287,48 @@ export class WebTerminal {
     }
     if (a.announcement) ws.send(Buffer.from(`${a.announcement.replace(/\r?\n/g, '\r\n')}\r\n`));
     for (const b of early.splice(0)) session.stdin.write(b);
+    // The device's output is held while the browser has not taken what was sent (a slow link, a stalled tab) and
+    // while the recording waits for the store (journal.ts): without this a fast printer filled the server's memory.
+    let holds = 0;
+    const hold = (): (() => void) => {
+      if (holds++ === 0) {
+        session.stdout.pause();
+        session.stderr.pause();
+      }
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        if (--holds === 0) {
+          session.stdout.resume();
+          session.stderr.resume();
+        }
+      };
+    };
+    let unsent = 0;
+    let browserHold: (() => void) | undefined;
+    let storeHold = false;
     const out = (chunk: Buffer) => {
-      if (a.record) a.journal.output(0, chunk, cols, rows);
-      ws.send(chunk);
+      if (a.record) {
+        a.journal.output(0, chunk, cols, rows);
+        if (a.journal.behind && !storeHold) {
+          storeHold = true;
+          const release = hold();
+          void a.journal.caughtUp().then(() => {
+            storeHold = false;
+            release();
+          });
+        }
+      }
+      unsent += chunk.length;
+      if (unsent > BROWSER_PAUSE_ABOVE) browserHold ??= hold();
+      ws.send(chunk, () => {
+        unsent -= chunk.length;
+        if (browserHold && unsent < BROWSER_RESUME_BELOW) {
+          browserHold();
+          browserHold = undefined;
+        }
+      });
     };
     session.stdout.on('data', out);
     session.stderr.on('data', out);

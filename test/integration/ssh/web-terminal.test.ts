@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -116,6 +116,34 @@ describe('the web terminal (GET /ws/ssh): a session of type web through the gate
     // One shape for an exit, whichever way the session came: {code} as SSH sessions write it.
     const exit = web?.events.items.find((e) => e.type === 'exit-status');
     expect(exit?.data).to.deep.equal({ code: 3 });
+  });
+
+  it('holds the device while the browser does not read, and loses nothing when it reads again', async () => {
+    const client = new WebTerminalClient(await url(world.owner.token, world.target()));
+    await client.opened;
+    client.control({ type: 'auth', password: DEVICE_PASSWORD });
+    await client.waitFor(/[#$] $/);
+    let xs = 0;
+    client.ws.on('message', (data: Buffer, binary: boolean) => {
+      if (binary) for (const byte of data) if (byte === 0x78) xs++;
+    });
+    // The browser stops reading (a stalled tab, a slow link): its socket is no longer read.
+    const socket = (client.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.pause();
+    const bytes = 48_000_000;
+    const marker = path.join(world.dir, 'web-printed');
+    const command = `head -c ${bytes} /dev/zero | tr '\\0' x; touch ${marker}; echo; echo DO""NE`;
+    client.type(`${command}\r`);
+    // Far less than the output fits in the sockets and channels between: a device that is held never finishes.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(existsSync(marker), 'the device finished printing while the browser read nothing').to.equal(false);
+    socket.resume();
+    await client.waitFor(/DONE\r\n/, 60_000);
+    expect(existsSync(marker)).to.equal(true);
+    // Every byte printed, and the x's of the command line the terminal echoed.
+    expect(xs).to.equal(bytes + command.split('x').length - 1);
+    client.type('exit\r');
+    await client.closed;
   });
 
   it('answers a wrong password with an error frame, and a bad token with 401 before the upgrade', async () => {
