@@ -25,7 +25,7 @@ import { consoleModulesRouter } from './http/console-modules';
 import type { Cradle, RegisteredRoute, RouteDef, RouteSchema } from './http/route';
 import { buildRouter, type CallerResolvers } from './http/router';
 import { attachUpgrades, createHttpApp, type UpgradeHandler } from './http/server';
-import { createLogger, type Logger } from './log';
+import { createLogger, type LogDestination, type Logger } from './log';
 import { Mailer } from './mail';
 import { Metrics } from './metrics';
 import { openapiDocument } from './openapi';
@@ -75,6 +75,8 @@ export interface KernelOptions {
   extraPlugins?: PluginManifest[];
   /** What this process is, as the embedded store's lock names its holder (`serve`, or the CLI command). */
   command?: string;
+  /** Where the log goes instead of standard output (tests keep the last lines to say what a hung step did). */
+  logDestination?: LogDestination;
 }
 
 /**
@@ -151,7 +153,7 @@ export class Kernel {
   /** Loads config and plugins and runs every plugin's `register` (no I/O). */
   static async create(opts: KernelOptions): Promise<Kernel> {
     const config = loadConfig(opts.env ?? process.env, opts.overrides ?? {});
-    const log = createLogger(config);
+    const log = createLogger(config, opts.logDestination);
     const plugins: PluginManifest[] = [];
     const add = (manifest: PluginManifest, entry: string) => {
       if (plugins.some((p) => p.name === manifest.name)) {

@@ -41,7 +41,7 @@ export {
 } from './http/route';
 export { type CallerResolvers, fieldsOf } from './http/router';
 export type { UpgradeHandler } from './http/server';
-export type { Logger } from './log';
+export type { LogDestination, Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
 export {
   type BootContext,

@@ -1,5 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import type { Logger } from '@gatehouse/core';
 import ssh2, {
   type Algorithms,
   type BaseAgent,
@@ -46,7 +47,10 @@ const upstreamAlgorithms: Algorithms = {
  * agent decides the password, and the tunnel itself was opened with proof of the device key.
  */
 export class AgentTunnelDialer implements UpstreamDialer {
-  constructor(private readonly tunnels: TunnelOpener) {}
+  constructor(
+    private readonly tunnels: TunnelOpener,
+    private readonly log?: Logger,
+  ) {}
 
   reaches(): boolean {
     return true;
@@ -55,9 +59,11 @@ export class AgentTunnelDialer implements UpstreamDialer {
   async dial(device: SshDevice, user: string, auth: UpstreamAuth, agent?: BaseAgent): Promise<Upstream> {
     const kinds = (await this.tunnels.streamKinds?.(device.uid)) ?? [];
     if (kinds.includes('connection')) {
-      return signInOverSessions(this.tunnels, device, user, auth, agent, SIGN_IN_TIMEOUT_MS);
+      return signInOverSessions(this.tunnels, device, user, auth, agent, SIGN_IN_TIMEOUT_MS, this.log);
     }
+    const started = Date.now();
     const stream = await this.tunnels.open(device.uid, { kind: 'ssh' });
+    this.log?.debug({ device: device.uid, ms: Date.now() - started }, 'device ssh stream open');
     const client = await signIn(stream, {
       username: user,
       auth,

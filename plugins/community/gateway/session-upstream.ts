@@ -11,6 +11,7 @@ import {
   SessionProtocolError,
   SIGNALS,
 } from '@gatehouse/agent/sessions/wire';
+import type { Logger } from '@gatehouse/core';
 import type ssh2 from 'ssh2';
 import type { SshDevice } from './admission';
 import type {
@@ -46,8 +47,11 @@ export async function signInOverSessions(
   auth: UpstreamAuth,
   agent: ssh2.BaseAgent | undefined,
   timeoutMs: number,
+  log?: Logger,
 ): Promise<Upstream> {
+  const started = Date.now();
   const control = await tunnels.open(device.uid, { kind: 'connection' });
+  log?.debug({ device: device.uid, ms: Date.now() - started }, 'device connection stream open');
   const decoder = new MessageDecoder();
   const id = await new Promise<string>((resolve, reject) => {
     const fail = (error: Error) => {

@@ -71,7 +71,7 @@ export class SshGateway implements SshConnectionHandler {
     this.signer = deps.gatewaySigner;
     this.live = deps.liveSessions;
     this.penalties = deps.sshPenalties;
-    this.dialers = [new AgentTunnelDialer(deps.tunnelHub)];
+    this.dialers = [new AgentTunnelDialer(deps.tunnelHub, this.log)];
     this.admission = {
       devices: deps.devices,
       tunnels: deps.tunnelHub,
@@ -166,12 +166,22 @@ class GatewayConnection {
    * so the promise is safe to await wherever the connection's later steps need it.
    */
   private admitOnce(username: string): Promise<Admission> {
-    this.admission ??= admit(this.gw.admission, username, { ip: this.ip, type: 'term' }).catch(
-      (err: unknown): Admission => {
-        this.gw.log.error({ err, ip: this.ip }, 'gateway sign-in failed');
-        return { ok: false, message: 'gatehouse: the gateway could not complete the sign-in; try again' };
-      },
-    );
+    if (!this.admission) {
+      const started = Date.now();
+      this.admission = admit(this.gw.admission, username, { ip: this.ip, type: 'term' }).then(
+        (a) => {
+          this.gw.log.debug(
+            { ip: this.ip, admitted: a.ok, ms: Date.now() - started },
+            'ssh sign-in admission',
+          );
+          return a;
+        },
+        (err: unknown): Admission => {
+          this.gw.log.error({ err, ip: this.ip }, 'gateway sign-in failed');
+          return { ok: false, message: 'gatehouse: the gateway could not complete the sign-in; try again' };
+        },
+      );
+    }
     return this.admission;
   }
 
@@ -190,6 +200,7 @@ class GatewayConnection {
       return this.refuse(ctx, 'gatehouse: the user name may not change between sign-in attempts');
     }
     this.username = ctx.username;
+    this.gw.log.debug({ ip: this.ip, user: ctx.username, method: ctx.method }, 'ssh sign-in attempt');
     const a = await this.admitOnce(ctx.username);
     if (!a.ok) return this.refuse(ctx, a.message);
     if (this.upstream) return ctx.reject(METHODS);
@@ -246,9 +257,17 @@ class GatewayConnection {
     method: string,
     fingerprint?: string,
   ): Promise<void> {
+    const started = Date.now();
+    const log = this.gw.log;
+    log.debug({ ip: this.ip, device: a.device.uid, method }, 'signing in on the device');
     try {
       this.upstream = await this.gw.upstream(a, auth, this.relay);
+      log.debug({ ip: this.ip, device: a.device.uid, ms: Date.now() - started }, 'signed in on the device');
     } catch (err) {
+      log.debug(
+        { ip: this.ip, device: a.device.uid, ms: Date.now() - started, err: (err as Error).message },
+        'sign-in on the device failed',
+      );
       if (err instanceof UpstreamRefused) {
         a.journal.event('auth-failed', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
         return this.failed(ctx);
@@ -275,6 +294,7 @@ class GatewayConnection {
   }
 
   private async ready(): Promise<void> {
+    this.gw.log.debug({ ip: this.ip }, 'ssh connection ready');
     const a = this.admission ? await this.admission : undefined;
     const upstream = this.upstream;
     if (!a?.ok || !upstream) {
@@ -295,6 +315,7 @@ class GatewayConnection {
     conn.on(
       'session',
       this.guard((accept) => {
+        this.gw.log.debug({ ip: this.ip, seat: this.seats }, 'ssh session channel');
         bridgeSession(accept(), {
           upstream,
           seat: this.seats++,
