@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Kernel, PluginManifest } from '@gatehouse/core';
+import type { Kernel, LogDestination, PluginManifest } from '@gatehouse/core';
 import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
 import { createKernel } from '@gatehouse/server';
 import pg from 'pg';
@@ -77,6 +77,11 @@ export async function startServer(
      * Redis key space, and leaves dropping the database to it. Needs TEST_DATABASE_URL (PGlite is in-process).
      */
     sharing?: TestServer;
+    /**
+     * Keeps the server's log at this level in this destination (the gateway tests keep the last lines, to say what
+     * a hung sign-in was doing); TEST_LOG_LEVEL, when set, sends every server's log to standard output instead.
+     */
+    logs?: { level: string; destination: LogDestination };
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-test-'));
@@ -88,6 +93,7 @@ export async function startServer(
     memoryDb: !databaseUrl,
     ssh: opts.ssh ?? true,
     extraPlugins: opts.extraPlugins ?? [],
+    ...(opts.logs && !process.env.TEST_LOG_LEVEL ? { logDestination: opts.logs.destination } : {}),
     overrides: {
       edition: opts.edition ?? 'community',
       dataDir,
@@ -95,7 +101,7 @@ export async function startServer(
       // such servers on the default ports of every interface, where a running `npm start` made them fail.
       http: { port: 0, host: '127.0.0.1', ...(opts.overrides?.http as object | undefined) },
       ssh: { port: 0, host: '127.0.0.1', ...(opts.overrides?.ssh as object | undefined) },
-      log: { level: process.env.TEST_LOG_LEVEL ?? 'silent', pretty: false },
+      log: { level: process.env.TEST_LOG_LEVEL ?? opts.logs?.level ?? 'silent', pretty: false },
       ...(databaseUrl ? { database: { url: databaseUrl, poolMax: 5 } } : {}),
       // Each test server gets its own key space, so counters left by earlier runs or files never leak in.
       ...(process.env.TEST_REDIS_URL

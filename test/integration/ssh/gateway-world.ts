@@ -45,6 +45,24 @@ export class AgentProcess {
   }
 }
 
+/** The last lines of a server's log (JSON, debug and up), for the report of a hung tool. */
+class LogTail {
+  private lines: string[] = [];
+
+  write(line: string): void {
+    this.lines.push(line.trimEnd());
+    if (this.lines.length > 2000) this.lines = this.lines.slice(-1000);
+  }
+
+  /** The last `n` lines that are not the log of an HTTP request (the agent's keepalive writes one a second). */
+  lastBesidesRequests(n: number): string[] {
+    return this.lines
+      .filter((line) => !line.includes('"msg":"request"') || !line.includes('"level":30'))
+      .slice(-n)
+      .map((line) => line.slice(0, 400));
+  }
+}
+
 export interface SshResult {
   code: number | null;
   stdout: Buffer;
@@ -61,6 +79,8 @@ export class GatewayWorld {
   deviceUid!: string;
   readonly deviceName: string;
 
+  /** The server's log: a hung tool's report ends with its last lines (the gateway logs each sign-in step). */
+  private readonly serverLog = new LogTail();
   /** Settings of the agent's own (environment variables), beside the world's. */
   private agentEnv: Record<string, string> = {};
 
@@ -78,7 +98,10 @@ export class GatewayWorld {
   ): Promise<GatewayWorld> {
     const world = new GatewayWorld(opts.deviceName ?? 'lab-device');
     world.agentEnv = opts.agentEnv ?? {};
-    world.server = await startServer(opts.overrides ? { overrides: opts.overrides } : {});
+    world.server = await startServer({
+      ...(opts.overrides ? { overrides: opts.overrides } : {}),
+      logs: { level: 'debug', destination: world.serverLog },
+    });
     world.owner = await world.server.setup();
     const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
     world.namespace = ns.body?.name ?? (await world.namespaceName());
@@ -195,10 +218,14 @@ export class GatewayWorld {
     ];
   }
 
-  /** What a hung tool's error says beside its stderr: whether the device's tunnel is up, the agent's last words. */
+  /**
+   * What a hung tool's error says beside its stderr: whether the device's tunnel is up, the agent's last words and
+   * the server's last log lines (its sign-in steps among them; HTTP requests that went well left out).
+   */
   private state(): string {
     const agent = this.agent?.lines.slice(-10).join('\n') ?? '(no agent)';
-    return `device tunnel up: ${this.hub.isOnline(this.deviceUid)}; the agent's log ends:\n${agent}`;
+    const server = this.serverLog.lastBesidesRequests(25).join('\n');
+    return `device tunnel up: ${this.hub.isOnline(this.deviceUid)}; the agent's log ends:\n${agent}\nthe server's log ends:\n${server}`;
   }
 
   /** Runs a real OpenSSH tool (ssh, scp, sftp), with the password fed by sshpass when given. */
