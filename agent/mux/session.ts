@@ -65,6 +65,13 @@ export interface MuxSessionOptions {
   maxDataFrame?: number;
 }
 
+/**
+ * Data frame buffers kept for reuse, at most. Where data is joined into frames (the agent's end), every frame was a
+ * new buffer: as much new memory as the data moved, which started one of V8's major collections for every few
+ * tens of megabytes (bench/RESULTS.md). The transport's own limit (TRANSPORT_HIGH_WATER, 64 frames of the agent's
+ * 16 KiB) bounds how many are in flight at once.
+ */
+const SPARE_FRAMES = 64;
 /** A data frame whose pieces average less than this is joined into one buffer, not sent as message fragments. */
 const MIN_FRAGMENT_AVERAGE = 4096;
 /** Past this many queued bytes in the transport, stream writes wait. */
@@ -127,6 +134,8 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
   private readonly onStream: StreamHandler | undefined;
   private readonly timeoutMs: number;
   readonly maxDataFrame: number;
+  /** Data frame buffers the transport has written, for the next frames (SPARE_FRAMES). */
+  private readonly spareFrames: Buffer[] = [];
   private readonly decoder = new FrameDecoder();
   private readonly streams = new Map<number, MuxStream>();
   private readonly pendingOpens = new Map<number, PendingOpen>();
@@ -403,7 +412,25 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
       this.transport.sendPieces([header, ...pieces], this.onSent);
       return;
     }
-    this.sendFrame(encodeFrame(FrameType.data, streamId, chunk));
+    if (this.transport.sendPieces || length > this.maxDataFrame) {
+      this.sendFrame(encodeFrame(FrameType.data, streamId, chunk));
+      return;
+    }
+    // The end that joins (the agent's, with small frames): into a frame buffer of the pool, which goes back to it
+    // once the transport has written it.
+    const buffer = this.spareFrames.pop() ?? Buffer.allocUnsafeSlow(HEADER_SIZE + this.maxDataFrame);
+    buffer.writeUInt8(FrameType.data, 0);
+    buffer.writeUInt32BE(streamId >>> 0, 1);
+    buffer.writeUInt32BE(length, 5);
+    let offset = HEADER_SIZE;
+    for (const piece of pieces) {
+      piece.copy(buffer, offset);
+      offset += piece.length;
+    }
+    this.transport.send(buffer.subarray(0, offset), (error) => {
+      if (!error && this.spareFrames.length < SPARE_FRAMES) this.spareFrames.push(buffer);
+      this.onSent(error);
+    });
   }
 
   sendWindow(streamId: number, credit: number): void {

@@ -30,12 +30,19 @@ export class TunnelPair {
     return `ws://127.0.0.1:${(this.wss.address() as AddressInfo).port}`;
   }
 
-  /** Connects an agent end with `onStream` and returns both ends. */
+  /**
+   * Connects an agent end with `onStream` and returns both ends. `zeroMask` masks the agent's frames with zeros, as
+   * the agent does on a private tunnel: ws then writes the agent's buffers to the socket as they are, not copies.
+   */
   async connect(
     onStream: StreamHandler,
+    opts: { zeroMask?: boolean } = {},
   ): Promise<{ tunnel: Tunnel; agent: MuxSession; agentSocket: WebSocket; serverSocket: WebSocket }> {
     const accepted = once(this.wss, 'connection') as Promise<[WebSocket]>;
-    const agentSocket = new WebSocket(this.url);
+    const agentSocket = new WebSocket(
+      this.url,
+      opts.zeroMask ? { generateMask: (mask: Buffer) => void mask.fill(0) } : {},
+    );
     this.clients.push(agentSocket);
     await once(agentSocket, 'open');
     const [serverSocket] = await accepted;

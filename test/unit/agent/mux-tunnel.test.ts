@@ -107,6 +107,43 @@ describe('agent/mux over a WebSocket', function () {
     await readAll(stream);
   });
 
+  it("carries 16 MiB from the agent intact through its reused frame buffers, however the server's reads come", async () => {
+    // With the zero mask of a private tunnel the socket holds the agent's frame buffers themselves until written.
+    const sent = randomBytes(16 * 1024 * 1024);
+    const { tunnel } = await pair.connect(
+      (_header, stream) => {
+        // Odd sizes, so frames join pieces of several writes and end mid-write; every buffer goes back to the pool
+        // and is filled again while the frames before it may still be in flight.
+        let offset = 0;
+        const writeMore = () => {
+          while (offset < sent.length) {
+            const size = 1 + ((offset * 7919) % 40_000);
+            const chunk = sent.subarray(offset, offset + size);
+            offset += chunk.length;
+            if (!stream.write(chunk)) return void stream.once('drain', writeMore);
+          }
+          stream.end();
+        };
+        stream.resume();
+        writeMore();
+      },
+      { zeroMask: true },
+    );
+    const stream = await tunnel.open({ kind: 'ssh' });
+    stream.end();
+    const chunks: Buffer[] = [];
+    // The server reads in bursts with pauses between, so the agent's sends wait on the window and the socket.
+    stream.on('data', (chunk: Buffer) => {
+      chunks.push(Buffer.from(chunk));
+      if (chunks.length % 50 === 0) {
+        stream.pause();
+        setTimeout(() => stream.resume(), 5);
+      }
+    });
+    await once(stream, 'end');
+    expect(sha(Buffer.concat(chunks))).to.equal(sha(sent));
+  });
+
   it('answers ping with a round-trip time', async () => {
     const { tunnel, agent } = await pair.connect(echo);
     const rtt = await tunnel.ping();
