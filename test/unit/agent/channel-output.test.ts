@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { type AddressInfo, createServer, type Server } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
 import { ChannelOutput } from '../../../agent/ssh/channel-output';
+import type { SessionChannel } from '../../../agent/ssh/session';
 
 /**
  * ChannelOutput against ssh2 itself (server and client on loopback): the pattern that made ssh2 resend stale stdout
@@ -100,5 +102,48 @@ describe('ChannelOutput on a real ssh2 channel', function () {
     } finally {
       client.end();
     }
+  });
+});
+
+describe('ChannelOutput holds', () => {
+  /** A channel whose writes complete only when the test says so, as a peer whose window is closed. */
+  function slowChannel() {
+    const pending: Array<() => void> = [];
+    const stderr = new PassThrough();
+    const channel = Object.assign(new PassThrough(), { stderr, exit: () => {} });
+    channel.write = ((_chunk: Buffer, done: () => void) => {
+      pending.push(done);
+      return true;
+    }) as typeof channel.write;
+    const complete = () => {
+      while (pending.length) pending.shift()?.();
+    };
+    return { channel: channel as unknown as SessionChannel, complete };
+  }
+
+  it('keeps the sources paused while held, whatever the channel says, and resumes them once both allow', () => {
+    const { channel, complete } = slowChannel();
+    const source = new PassThrough();
+    source.on('data', () => {});
+    const output = new ChannelOutput(channel, [source]);
+    expect(source.isPaused()).to.equal(false);
+    const release = output.hold();
+    expect(source.isPaused()).to.equal(true);
+    // The channel takes everything: its own backpressure would resume the sources, the hold does not let it.
+    output.push(false, Buffer.alloc(3 * 1024 * 1024));
+    complete();
+    expect(source.isPaused()).to.equal(true);
+    release();
+    expect(source.isPaused()).to.equal(false);
+    // Released twice: no effect on a second hold.
+    const second = output.hold();
+    release();
+    expect(source.isPaused()).to.equal(true);
+    // Too much queued for the channel: still paused after the hold goes, until the channel takes it.
+    output.push(false, Buffer.alloc(3 * 1024 * 1024));
+    second();
+    expect(source.isPaused()).to.equal(true);
+    complete();
+    expect(source.isPaused()).to.equal(false);
   });
 });
