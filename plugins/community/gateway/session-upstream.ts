@@ -301,7 +301,7 @@ class SessionUpstream implements Upstream {
  * readables with back-pressure (while either holds too much, the tunnel stream is paused, so the agent's window
  * closes and the program blocks on its output), and the close follows the last byte of both.
  */
-class ProtocolSession implements TargetSession {
+export class ProtocolSession implements TargetSession {
   readonly stdin: Writable;
   readonly stdout: Readable;
   readonly stderr: Readable;
@@ -313,14 +313,23 @@ class ProtocolSession implements TargetSession {
   private isOpen = false;
   /** The exit status, kept for a listener that comes after it (it may arrive with `opened`, in one read). */
   private exit: ExitStatus | undefined;
+  /** The outputs that took more than they hold (their `push` said stop): the device waits until none is. */
+  private readonly full = new Set<Readable>();
 
   constructor(
     private readonly stream: Duplex,
     openTimeoutMs: number,
   ) {
-    const resume = () => stream.resume();
-    this.stdout = new Readable({ read: resume, highWaterMark: 256 * 1024 });
-    this.stderr = new Readable({ read: resume, highWaterMark: 256 * 1024 });
+    // The device's stream is paused while either output is full and resumed once neither is. The reader of a full
+    // output may be held for long (a user or browser that does not read, a recording behind the store); were the
+    // other output's reads to resume the stream, a device writing a byte of stderr now and then would go on filling
+    // the held stdout without bound.
+    const readFrom = (output: () => Readable) => () => {
+      this.full.delete(output());
+      if (this.full.size === 0) stream.resume();
+    };
+    this.stdout = new Readable({ read: readFrom(() => this.stdout), highWaterMark: 256 * 1024 });
+    this.stderr = new Readable({ read: readFrom(() => this.stderr), highWaterMark: 256 * 1024 });
     for (const output of [this.stdout, this.stderr]) {
       output.on('error', () => {});
       output.once('end', () => {
@@ -384,6 +393,13 @@ class ProtocolSession implements TargetSession {
     });
   }
 
+  private deliver(output: Readable, payload: Buffer): void {
+    if (!output.push(payload)) {
+      this.full.add(output);
+      this.stream.pause();
+    }
+  }
+
   private received(
     message: ReceivedMessage,
     settle: { resolve(): void; reject(error: Error): void } | undefined,
@@ -393,10 +409,10 @@ class ProtocolSession implements TargetSession {
     }
     switch (message.type) {
       case Message.stdout:
-        if (!this.stdout.push(message.payload)) this.stream.pause();
+        this.deliver(this.stdout, message.payload);
         return;
       case Message.stderr:
-        if (!this.stderr.push(message.payload)) this.stream.pause();
+        this.deliver(this.stderr, message.payload);
         return;
       case Message.opened:
         this.isOpen = true;
