@@ -72,9 +72,9 @@ interface OpenEntry {
 
 /**
  * What one gateway session writes to the store: its row, its events and, with recording on, the terminal output of
- * each seat. The data path never waits for the store: entries are stamped when they pass and written in order on
- * one promise chain, batched every quarter second, and `end()` flushes what is left so the tail of a dropped
- * connection is kept.
+ * each seat. The data path does not wait for each write: entries are stamped when they pass and written in order
+ * on one promise chain, batched every quarter second or 4 MiB, and `end()` flushes what is left so the tail of a
+ * dropped connection is kept. Only a store more than 16 MiB behind holds the session (`behind`, `caughtUp`).
  *
  * The session row itself is written with the first entry, not at admission: a connection that tries no password
  * or key (or whose refusal is not kept) leaves no row, so connecting and leaving in a loop fills no table.
