@@ -18,6 +18,15 @@ const FLUSH_ENTRIES = 512;
  */
 const FLUSH_BYTES = 4 * 1024 * 1024;
 const MOST_UNWRITTEN = 16 * 1024 * 1024;
+/**
+ * The same bound for all the sessions of the process together: past it every recorded session with output still
+ * unwritten is held, until the total is down to half or its own output is written. Without it each session kept its
+ * own 16 MiB and more, so a hundred recorded sessions printing into a stalled store held two gigabytes.
+ */
+const MOST_UNWRITTEN_EVERYWHERE = 128 * 1024 * 1024;
+let unwrittenEverywhere = 0;
+/** Journals with a caller waiting for `caughtUp()`: released when the total falls, whichever session's write did it. */
+const waitingForRoom = new Set<SessionJournal>();
 /** Output within this many milliseconds of the previous entry joins it, up to this many bytes. */
 const COALESCE_MS = 20;
 const COALESCE_BYTES = 256 * 1024;
@@ -74,7 +83,8 @@ interface OpenEntry {
  * What one gateway session writes to the store: its row, its events and, with recording on, the terminal output of
  * each seat. The data path does not wait for each write: entries are stamped when they pass and written in order
  * on one promise chain, batched every quarter second or 4 MiB, and `end()` flushes what is left so the tail of a
- * dropped connection is kept. Only a store more than 16 MiB behind holds the session (`behind`, `caughtUp`).
+ * dropped connection is kept. Only a store more than 16 MiB behind with this session, or 128 MiB with all of them, holds
+ * the session (`behind`, `caughtUp`).
  *
  * The session row itself is written with the first entry, not at admission: a connection that tries no password
  * or key (or whose refusal is not kept) leaves no row, so connecting and leaving in a loop fills no table.
@@ -114,18 +124,46 @@ export class SessionJournal {
    * pauses its source until `caughtUp()` resolves.
    */
   get behind(): boolean {
-    return this.unwritten > MOST_UNWRITTEN;
+    return (
+      this.unwritten > MOST_UNWRITTEN ||
+      (this.unwritten > 0 && unwrittenEverywhere > MOST_UNWRITTEN_EVERYWHERE)
+    );
   }
 
-  /** Resolves once at most half of the most unwritten output waits for the store (at once when it does already). */
+  /**
+   * Resolves once at most half of the most unwritten output waits for the store, in this session and in the process
+   * (or none of this session's does): at once when that is so already.
+   */
   caughtUp(): Promise<void> {
-    if (this.unwritten <= MOST_UNWRITTEN / 2) return Promise.resolve();
+    if (this.hasRoom()) return Promise.resolve();
+    waitingForRoom.add(this);
     return new Promise((resolve) => this.caughtUpWaiters.push(resolve));
+  }
+
+  private hasRoom(): boolean {
+    return (
+      this.unwritten <= MOST_UNWRITTEN / 2 &&
+      (this.unwritten === 0 || unwrittenEverywhere <= MOST_UNWRITTEN_EVERYWHERE / 2)
+    );
+  }
+
+  private release(): void {
+    if (!this.hasRoom()) return;
+    waitingForRoom.delete(this);
+    for (const resolve of this.caughtUpWaiters.splice(0)) resolve();
+  }
+
+  private taken(bytes: number): void {
+    this.unwritten += bytes;
+    unwrittenEverywhere += bytes;
   }
 
   private written(bytes: number): void {
     this.unwritten -= bytes;
-    if (this.unwritten <= MOST_UNWRITTEN / 2) for (const resolve of this.caughtUpWaiters.splice(0)) resolve();
+    unwrittenEverywhere -= bytes;
+    if (this.caughtUpWaiters.length) this.release();
+    if (unwrittenEverywhere <= MOST_UNWRITTEN_EVERYWHERE / 2)
+      for (const journal of waitingForRoom) journal.release();
   }
 
   /** Whether the session has a row (something was written for it). */
@@ -147,7 +185,7 @@ export class SessionJournal {
    */
   output(seat: number, chunk: Buffer, columns: number, rows: number): void {
     if (this.ended || chunk.length === 0) return;
-    this.unwritten += chunk.length;
+    this.taken(chunk.length);
     this.gathered += chunk.length;
     const width = terminalSize(columns);
     const height = terminalSize(rows);

@@ -66,6 +66,14 @@ async function ended(journal: SessionJournal, writes: Write[]): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Lets a session's writes finish, each one and the ones its chain starts after it, as a store catching up would. */
+async function taken(writes: Write[]): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    for (const w of writes) w.finish();
+    await sleep(1);
+  }
+}
+
 describe('community: the session journal keeps recorded output', () => {
   it('keeps a character whose bytes arrive in two entries whole', async () => {
     const { journal, writes } = recorder();
@@ -145,6 +153,48 @@ describe('community: the session journal keeps recorded output', () => {
     expect(journal.behind).to.equal(false);
     await ended(journal, writes);
     expect(stored(writes.flatMap((w) => w.records)).length).to.equal(sent);
+  });
+
+  it('holds every session with output unwritten once 128 MiB wait in all of them, and lets each go on at half the bounds', async () => {
+    // Nine sessions of 15 MiB each: none past its own bound of 16 MiB, 135 MiB together.
+    const all = Array.from({ length: 9 }, () => recorder());
+    const chunk = Buffer.alloc(256 * 1024, 'z');
+    const sentEach = 15 * 1024 * 1024;
+    for (const [i, { journal }] of all.entries()) {
+      for (let sent = 0; sent < sentEach; sent += chunk.length) journal.output(0, chunk, 80, 24);
+      // Past the eighth session the total is over 128 MiB.
+      expect(journal.behind, `session ${i}`).to.equal(i === 8);
+    }
+    expect(all.map(({ journal }) => journal.behind)).to.deep.equal(Array(9).fill(true));
+    // A session with nothing waiting is not held: it has no output of its own to wait for.
+    const quiet = recorder();
+    expect(quiet.journal.behind).to.equal(false);
+    let released = 0;
+    for (const { journal } of all) void journal.caughtUp().then(() => released++);
+    // A held session goes on once at most 8 MiB of its own and 64 MiB in all wait, or none of its own does. The first
+    // session's store takes its 15 MiB: it goes on, the others do not, as 120 MiB still wait.
+    const first = all[0] as (typeof all)[number];
+    await sleep(300);
+    await taken(first.writes);
+    expect(released).to.equal(1);
+    expect(first.journal.behind).to.equal(false);
+    // Three more written: 75 MiB wait, over half of the bound (64 MiB).
+    for (const { writes } of all.slice(1, 4)) await taken(writes);
+    expect(released).to.equal(4);
+    // One write of 4 MiB each for the other five: 55 MiB wait, but 11 MiB in each, over half of its own bound.
+    const rest = all.slice(4);
+    for (const { writes } of rest) (writes[0] as Write).finish();
+    await sleep(10);
+    expect(rest.map(({ writes }) => writes.length)).to.deep.equal(Array(5).fill(2));
+    expect(released).to.equal(4);
+    // A second each: 7 MiB in each, 35 MiB in all.
+    for (const { writes } of rest) (writes[1] as Write).finish();
+    await sleep(10);
+    expect(released).to.equal(9);
+    for (const { journal, writes } of all) {
+      await ended(journal, writes);
+      expect(stored(writes.flatMap((w) => w.records)).length).to.equal(sentEach);
+    }
   });
 
   it('stops holding the output when writes fail, so a failing store does not stall the session', async () => {
