@@ -19,14 +19,11 @@ const FLUSH_ENTRIES = 512;
 const FLUSH_BYTES = 4 * 1024 * 1024;
 const MOST_UNWRITTEN = 16 * 1024 * 1024;
 /**
- * The same bound for all the sessions of the process together: past it every recorded session with more than
- * `UNHELD` of its own unwritten is held, until the total is down to half or its own is down to that. Without it each
- * session kept its own 16 MiB and more, so a hundred recorded sessions printing into a stalled store held two
- * gigabytes. A session that prints little (a shell, an editor) stays under `UNHELD` between flushes, so sessions
- * printing a lot do not make it wait.
+ * The same bound for all the sessions of the process together: past it every recorded session with output still
+ * unwritten is held, until the total is down to half or its own output is written. Without it each session kept its
+ * own 16 MiB and more, so a hundred recorded sessions printing into a stalled store held two gigabytes.
  */
 const MOST_UNWRITTEN_EVERYWHERE = 128 * 1024 * 1024;
-const UNHELD = 1024 * 1024;
 let unwrittenEverywhere = 0;
 /** Journals with a caller waiting for `caughtUp()`: released when the total falls, whichever session's write did it. */
 const waitingForRoom = new Set<SessionJournal>();
@@ -129,13 +126,13 @@ export class SessionJournal {
   get behind(): boolean {
     return (
       this.unwritten > MOST_UNWRITTEN ||
-      (this.unwritten > UNHELD && unwrittenEverywhere > MOST_UNWRITTEN_EVERYWHERE)
+      (this.unwritten > 0 && unwrittenEverywhere > MOST_UNWRITTEN_EVERYWHERE)
     );
   }
 
   /**
    * Resolves once at most half of the most unwritten output waits for the store, in this session and in the process
-   * (or at most `UNHELD` of this session's does): at once when that is so already.
+   * (or none of this session's does): at once when that is so already.
    */
   caughtUp(): Promise<void> {
     if (this.hasRoom()) return Promise.resolve();
@@ -146,7 +143,7 @@ export class SessionJournal {
   private hasRoom(): boolean {
     return (
       this.unwritten <= MOST_UNWRITTEN / 2 &&
-      (this.unwritten <= UNHELD || unwrittenEverywhere <= MOST_UNWRITTEN_EVERYWHERE / 2)
+      (this.unwritten === 0 || unwrittenEverywhere <= MOST_UNWRITTEN_EVERYWHERE / 2)
     );
   }
 
