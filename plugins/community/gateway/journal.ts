@@ -27,6 +27,11 @@ const MOST_UNWRITTEN_EVERYWHERE = 128 * 1024 * 1024;
 let unwrittenEverywhere = 0;
 /** Journals with a caller waiting for `caughtUp()`: released when the total falls, whichever session's write did it. */
 const waitingForRoom = new Set<SessionJournal>();
+
+/** Recorded output that all the sessions of this process have taken and the store has not yet (bytes). */
+export function unwrittenRecordings(): number {
+  return unwrittenEverywhere;
+}
 /** Output within this many milliseconds of the previous entry joins it, up to this many bytes. */
 const COALESCE_MS = 20;
 const COALESCE_BYTES = 256 * 1024;
@@ -300,16 +305,19 @@ export class SessionJournal {
     if (events.length) this.enqueue(() => this.sessions.addEvents(this.tenantId, this.uid, events));
     if (records.length)
       this.enqueue(() =>
-        this.sessions.addRecords(this.tenantId, this.uid, records).then(
-          () => {
-            giveBack(slabs);
-            this.written(bytes);
-          },
-          (err: unknown) => {
-            this.written(bytes);
-            throw err;
-          },
-        ),
+        // Started inside a promise, so that a write that throws at once still releases its bytes.
+        Promise.resolve(this.tenantId)
+          .then((tenant) => this.sessions.addRecords(tenant, this.uid, records))
+          .then(
+            () => {
+              giveBack(slabs);
+              this.written(bytes);
+            },
+            (err: unknown) => {
+              this.written(bytes);
+              throw err;
+            },
+          ),
       );
     else {
       giveBack(slabs);

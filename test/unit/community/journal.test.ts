@@ -1,5 +1,9 @@
 import type { Logger } from '@gatehouse/core';
-import { SessionJournal, unfinishedSequence } from '@gatehouse/plugin-community/gateway/journal';
+import {
+  SessionJournal,
+  unfinishedSequence,
+  unwrittenRecordings,
+} from '@gatehouse/plugin-community/gateway/journal';
 import {
   type NewRecord,
   type SessionService,
@@ -156,48 +160,64 @@ describe('community: the session journal keeps recorded output', () => {
   });
 
   it('holds every session with output unwritten once 128 MiB wait in all of them, and lets each go on at half the bounds', async () => {
+    const before = unwrittenRecordings();
+    const mib = 1024 * 1024;
     // Nine sessions of 15 MiB each: none past its own bound of 16 MiB, 135 MiB together.
     const all = Array.from({ length: 9 }, () => recorder());
     const chunk = Buffer.alloc(256 * 1024, 'z');
-    const sentEach = 15 * 1024 * 1024;
+    const sentEach = 15 * mib;
     for (const [i, { journal }] of all.entries()) {
       for (let sent = 0; sent < sentEach; sent += chunk.length) journal.output(0, chunk, 80, 24);
       // Past the eighth session the total is over 128 MiB.
       expect(journal.behind, `session ${i}`).to.equal(i === 8);
     }
     expect(all.map(({ journal }) => journal.behind)).to.deep.equal(Array(9).fill(true));
-    // A session with nothing waiting is not held: it has no output of its own to wait for.
+    // A session that has printed little is held too while the total is over the bound, and its own writes never
+    // finish here: only the others' writes can let it go on.
     const quiet = recorder();
-    expect(quiet.journal.behind).to.equal(false);
+    quiet.journal.output(0, Buffer.alloc(mib / 2, 'q'), 80, 24);
+    expect(quiet.journal.behind).to.equal(true);
+    expect(unwrittenRecordings() - before).to.equal(135.5 * mib);
     let released = 0;
     for (const { journal } of all) void journal.caughtUp().then(() => released++);
+    let quietReleased = false;
+    void quiet.journal.caughtUp().then(() => {
+      quietReleased = true;
+    });
     // A held session goes on once at most 8 MiB of its own and 64 MiB in all wait, or none of its own does. The first
-    // session's store takes its 15 MiB: it goes on, the others do not, as 120 MiB still wait.
+    // session's store takes its 15 MiB: it goes on, the others do not, as 120.5 MiB still wait.
     const first = all[0] as (typeof all)[number];
     await sleep(300);
     await taken(first.writes);
     expect(released).to.equal(1);
     expect(first.journal.behind).to.equal(false);
-    // Three more written: 75 MiB wait, over half of the bound (64 MiB).
+    // Three more written: 75.5 MiB wait, over half of the bound (64 MiB).
     for (const { writes } of all.slice(1, 4)) await taken(writes);
     expect(released).to.equal(4);
-    // One write of 4 MiB each for the other five: 55 MiB wait, but 11 MiB in each, over half of its own bound.
+    expect(quietReleased).to.equal(false);
+    // One write of 4 MiB each for the other five: 55.5 MiB wait. The quiet session goes on (half a MiB of its own);
+    // the five do not, with 11 MiB each, over half of their own bound.
     const rest = all.slice(4);
     for (const { writes } of rest) (writes[0] as Write).finish();
     await sleep(10);
     expect(rest.map(({ writes }) => writes.length)).to.deep.equal(Array(5).fill(2));
+    expect(quietReleased).to.equal(true);
     expect(released).to.equal(4);
-    // A second each: 7 MiB in each, 35 MiB in all.
+    // A second each: 7 MiB in each, 35.5 MiB in all.
     for (const { writes } of rest) (writes[1] as Write).finish();
     await sleep(10);
     expect(released).to.equal(9);
+    await ended(quiet.journal, quiet.writes);
     for (const { journal, writes } of all) {
       await ended(journal, writes);
       expect(stored(writes.flatMap((w) => w.records)).length).to.equal(sentEach);
     }
+    // Everything written: nothing is left counted.
+    expect(unwrittenRecordings()).to.equal(before);
   });
 
   it('stops holding the output when writes fail, so a failing store does not stall the session', async () => {
+    const before = unwrittenRecordings();
     const { journal, writes, logged } = recorder({ fail: new Error('connection lost') });
     const chunk = Buffer.alloc(256 * 1024, 'y');
     while (!journal.behind) journal.output(0, chunk, 80, 24);
@@ -212,6 +232,9 @@ describe('community: the session journal keeps recorded output', () => {
     expect(caughtUp).to.equal(true);
     expect(journal.behind).to.equal(false);
     expect(logged.length).to.be.greaterThan(0);
+    // Given up on, each failed write's bytes are counted out once: none left, none taken twice.
+    await ended(journal, writes);
+    expect(unwrittenRecordings()).to.equal(before);
   });
 
   it('keeps a size change between the output before and after it', async () => {
