@@ -72,6 +72,13 @@ export interface MuxSessionOptions {
  * 16 KiB) bounds how many are in flight at once.
  */
 const SPARE_FRAMES = 64;
+/**
+ * Only frames of at least this much data use those buffers. A small one (a keystroke's echo, a message of the
+ * session protocol) would take a whole frame-sized buffer: an interactive session's agent kept 16 KiB per tunnel
+ * for a few bytes, and a process holding many tunnels (the fleet benchmark's load tool) that much per tunnel. Small
+ * frames come from Node's shared pool of small buffers instead.
+ */
+const POOLED_FRAME_MIN = 4096;
 /** A data frame whose pieces average less than this is joined into one buffer, not sent as message fragments. */
 const MIN_FRAGMENT_AVERAGE = 4096;
 /** Past this many queued bytes in the transport, stream writes wait. */
@@ -416,9 +423,12 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
       this.sendFrame(encodeFrame(FrameType.data, streamId, chunk));
       return;
     }
-    // The end that joins (the agent's, with small frames): into a frame buffer of the pool, which goes back to it
-    // once the transport has written it.
-    const buffer = this.spareFrames.pop() ?? Buffer.allocUnsafeSlow(HEADER_SIZE + this.maxDataFrame);
+    // The end that joins (the agent's, with small frames): a large frame into a frame buffer of the pool, which goes
+    // back to it once the transport has written it; a small one into a buffer of its own size.
+    const pooled = length >= POOLED_FRAME_MIN;
+    const buffer = pooled
+      ? (this.spareFrames.pop() ?? Buffer.allocUnsafeSlow(HEADER_SIZE + this.maxDataFrame))
+      : Buffer.allocUnsafe(HEADER_SIZE + length);
     buffer.writeUInt8(FrameType.data, 0);
     buffer.writeUInt32BE(streamId >>> 0, 1);
     buffer.writeUInt32BE(length, 5);
@@ -428,7 +438,7 @@ export class MuxSession extends EventEmitter implements StreamCarrier {
       offset += piece.length;
     }
     this.transport.send(buffer.subarray(0, offset), (error) => {
-      if (!error && this.spareFrames.length < SPARE_FRAMES) this.spareFrames.push(buffer);
+      if (pooled && !error && this.spareFrames.length < SPARE_FRAMES) this.spareFrames.push(buffer);
       this.onSent(error);
     });
   }

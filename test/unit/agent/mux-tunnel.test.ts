@@ -144,6 +144,36 @@ describe('agent/mux over a WebSocket', function () {
     expect(sha(Buffer.concat(chunks))).to.equal(sha(sent));
   });
 
+  it('keeps frame-sized buffers for bulk data only: small frames take buffers of their own size', async () => {
+    // The agent end's frame buffers are data frame sized (a 9-byte header and 16 KiB); count the ones it asks for.
+    const frameSized = 9 + 16 * 1024;
+    const original = Buffer.allocUnsafeSlow;
+    let frameBuffers = 0;
+    Buffer.allocUnsafeSlow = (size: number) => {
+      if (size === frameSized) frameBuffers++;
+      return original(size);
+    };
+    try {
+      // The zero mask of a private tunnel, where the agent joins data into frames of its own.
+      const { tunnel } = await pair.connect(echo, { zeroMask: true });
+      // Small echoes, one stream after another: a keystroke's worth each.
+      for (let i = 0; i < 50; i++) {
+        const stream = await tunnel.open({ kind: 'ssh' });
+        stream.end(Buffer.from(`key ${i}`));
+        expect((await readAll(stream)).toString()).to.equal(`key ${i}`);
+      }
+      expect(frameBuffers).to.equal(0);
+      // Bulk data does use them, and reuses them: far fewer than the frames sent.
+      const bulk = randomBytes(8 * 1024 * 1024);
+      const stream = await tunnel.open({ kind: 'ssh' });
+      stream.end(bulk);
+      expect(sha(await readAll(stream))).to.equal(sha(bulk));
+      expect(frameBuffers).to.be.within(1, 64);
+    } finally {
+      Buffer.allocUnsafeSlow = original;
+    }
+  });
+
   it('answers ping with a round-trip time', async () => {
     const { tunnel, agent } = await pair.connect(echo);
     const rtt = await tunnel.ping();
