@@ -304,21 +304,16 @@ export class SessionJournal {
     this.gathered = 0;
     if (events.length) this.enqueue(() => this.sessions.addEvents(this.tenantId, this.uid, events));
     if (records.length)
-      this.enqueue(() =>
-        // Started inside a promise, so that a write that throws at once still releases its bytes.
-        Promise.resolve(this.tenantId)
-          .then((tenant) => this.sessions.addRecords(tenant, this.uid, records))
-          .then(
-            () => {
-              giveBack(slabs);
-              this.written(bytes);
-            },
-            (err: unknown) => {
-              this.written(bytes);
-              throw err;
-            },
-          ),
-      );
+      // Written or failed (even at once, before a promise), the bytes are released; only a write the store took gives
+      // its slabs back.
+      this.enqueue(async () => {
+        try {
+          await this.sessions.addRecords(this.tenantId, this.uid, records);
+          giveBack(slabs);
+        } finally {
+          this.written(bytes);
+        }
+      });
     else {
       giveBack(slabs);
       this.written(bytes);
