@@ -9,7 +9,7 @@
  * `--profile DIR` runs the server and the agent under V8's CPU profiler and leaves their profiles in DIR;
  * `--promoted FILE` samples, over the measured rounds, the server's allocations that outlived a scavenge (what the
  * young generation promotes, `bench/ssh/promoted.cjs`), writes them to FILE as a `.heapprofile` and prints where
- * they were allocated.
+ * they were allocated; with `--promoted-of agent`, the agent's instead of the server's.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
@@ -32,13 +32,19 @@ const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 const promotedFile = process.argv.includes('--promoted')
   ? path.resolve(process.argv[process.argv.indexOf('--promoted') + 1] ?? 'promoted.heapprofile')
   : undefined;
+/** `--promoted-of agent`: `--promoted` samples the agent's process instead of the server's. */
+const promotedOfAgent = process.argv.includes('--promoted-of')
+  ? process.argv[process.argv.indexOf('--promoted-of') + 1] === 'agent'
+  : false;
 const directions = only === 'up' || only === 'down' ? [only, only] : ['up', 'down', 'up', 'down'];
 
 async function main(): Promise<void> {
+  const sampler = `--require ${path.resolve('bench/ssh/promoted.cjs')}`;
   process.env.BENCH_SERVER_NODE_OPTIONS ??= [
     `--require ${path.resolve('bench/ssh/trace-gc.cjs')}`,
-    ...(promotedFile ? [`--require ${path.resolve('bench/ssh/promoted.cjs')}`] : []),
+    ...(promotedFile && !promotedOfAgent ? [sampler] : []),
   ].join(' ');
+  if (promotedFile && promotedOfAgent) process.env.BENCH_AGENT_NODE_OPTIONS ??= sampler;
   const world = await ProcessWorld.start({ profileDir });
   const key = await world.keyForEveryHost('split');
   const args = [...world.clientOptions(key.file), '-p', String(world.sshPort), `${world.target()}@127.0.0.1`];
@@ -60,7 +66,8 @@ async function main(): Promise<void> {
     '| direction | MiB/s | server user s | server sys s | agent user s | agent sys s | server major GCs | started by |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
-  if (promotedFile) process.kill(serverPid, 'SIGUSR2');
+  const sampledPid = promotedOfAgent ? agentPid : serverPid;
+  if (promotedFile) process.kill(sampledPid, 'SIGUSR2');
   for (const direction of directions) {
     const s0 = cpu(serverPid);
     const a0 = cpu(agentPid);
@@ -93,8 +100,8 @@ async function main(): Promise<void> {
   }
   console.log('(seconds per GiB moved)');
   if (promotedFile) {
-    process.kill(serverPid, 'SIGUSR2');
-    const written = path.join(tmpdir(), `gatehouse-promoted-${serverPid}.heapprofile`);
+    process.kill(sampledPid, 'SIGUSR2');
+    const written = path.join(tmpdir(), `gatehouse-promoted-${sampledPid}.heapprofile`);
     await waitForFile(written);
     renameSync(written, promotedFile);
     printPromoted(promotedFile);
