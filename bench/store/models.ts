@@ -5,9 +5,10 @@
  * and an after are measured in one run on the same machine load.
  *
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
- *     node --import tsx bench/store/models.ts [--rounds 3] [--devices 100000] [checkout ...]
+ *     node --import tsx bench/store/models.ts [--rounds 3] [--devices 100000] [--profile DIR] [checkout ...]
  *
- * With no checkout named, only this one is measured. A checkout needs its node_modules (`cp -al` of this one's
+ * With no checkout named, only this one is measured. `--profile DIR` runs each server with `--cpu-prof` into DIR
+ * (one profile per server process, written when it exits). A checkout needs its node_modules (`cp -al` of this one's
  * will do for a commit of the same lockfile).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -29,6 +30,11 @@ function option(name: string, fallback: number): number {
   return Number(value);
 }
 dropJsonFlag(args);
+function textOption(name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i < 0 ? undefined : args.splice(i, 2)[1];
+}
+const profileDir = textOption('profile');
 const rounds = option('rounds', 3);
 const deviceCount = option('devices', 100_000);
 const checkouts = args.length ? args.map((a) => path.resolve(a)) : [path.resolve('.')];
@@ -54,7 +60,8 @@ async function start(
   url: string,
 ): Promise<{ child: ChildProcess; ms: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(checkout, 'bin/gatehouse.js'), 'serve'], {
+  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir)] : [];
+  const child = spawn(process.execPath, [...profile, path.join(checkout, 'bin/gatehouse.js'), 'serve'], {
     cwd: checkout,
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
