@@ -1,5 +1,6 @@
 import { isRole, type Role, TenantModel, TenantStore } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import type { ReferenceBuilder } from 'objection';
 import { User } from '../users/model';
 
 /** A user's membership of a namespace, with their role (SPEC.md section 3). */
@@ -18,12 +19,21 @@ export class Member extends TenantModel {
 
   /** The role `userId` holds in `tenantId`: undefined for a pending invitation or no membership. */
   static async acceptedRole(db: Knex, tenantId: string, userId: string): Promise<Role | undefined> {
-    const row = await new TenantStore(db, tenantId)
-      .query(Member)
-      .where({ user_id: userId, status: 'accepted' })
-      .select('role')
-      .first();
+    const row = await Member.acceptedRoleOf(db, tenantId, userId).first();
     return row && isRole(row.role) ? row.role : undefined;
+  }
+
+  /**
+   * The query of the role `user` holds in `tenantId` (a user id, or a reference to one such as `ref('users.id')`,
+   * so that it can be a subquery of a read of the user).
+   */
+  static acceptedRoleOf(db: Knex, tenantId: string, user: string | ReferenceBuilder) {
+    return new TenantStore(db, tenantId)
+      .query(Member)
+      .where('user_id', user)
+      .where('status', 'accepted')
+      .select('role')
+      .limit(1);
   }
 
   static override get relationMappings() {
