@@ -202,6 +202,11 @@ function condition(field: FilterField, op: FilterOperator, value: unknown): (b: 
   }
 }
 
+/** Where nulls go in a list's order: last when descending, first when ascending (the console's way round). */
+export function nullsWhere(direction: 'asc' | 'desc'): 'first' | 'last' {
+  return direction === 'desc' ? 'last' : 'first';
+}
+
 /** A query a page can be taken from: a knex query builder or an objection model query. */
 type PageableQuery<Row> = Knex.QueryBuilder | (Row extends Model ? QueryBuilder<Row, Row[]> : never);
 
@@ -216,6 +221,11 @@ export async function listPage<Row>(
   order?: { column: string; direction: 'asc' | 'desc' },
   /** The total when the caller keeps it exactly (a kept count), or its read: the query is then not counted. */
   known?: number | Promise<number>,
+  /**
+   * Reads the page's rows from the ordered, limited query, which it is handed unrun: to read wider rows than the
+   * query selects in the same statement, with the page as a subquery. The rows must come back in the page's order.
+   */
+  read?: <Q extends PageableQuery<Row>>(page: Q) => PromiseLike<Row[]>,
 ): Promise<Page<Row>> {
   // The count and the page run at the same time (two pool connections where the store has them): a filtered
   // list's count scans every matching row, and the page need not wait for it.
@@ -228,8 +238,9 @@ export async function listPage<Row>(
   }
   // One shape for both builders: objection's mirrors knex's for these calls.
   const q = qb as Knex.QueryBuilder;
-  if (order) q.orderBy(order.column, order.direction, order.direction === 'desc' ? 'last' : 'first');
-  const paging = q.limit(query.per_page).offset((query.page - 1) * query.per_page) as Promise<Row[]>;
+  if (order) q.orderBy(order.column, order.direction, nullsWhere(order.direction));
+  const limited = q.limit(query.per_page).offset((query.page - 1) * query.per_page);
+  const paging = read ? read(limited as PageableQuery<Row>) : (limited as Promise<Row[]>);
   const [total, items] = await Promise.all([counting, paging]);
   return { items, total };
 }

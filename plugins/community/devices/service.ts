@@ -14,6 +14,7 @@ import {
   Invalid,
   listPage,
   NotFound,
+  nullsWhere,
   type Page,
   PaymentRequired,
   parseFilter,
@@ -394,9 +395,9 @@ export class NamespaceDevices {
 
   /**
    * One page of the namespace's devices of `kind`. The total and the page's uids come from the devices table alone
-   * (every filter and sort column is its own), and only the page's rows are then read with what the API shows
-   * beside them (the namespace's name, online, an identity conflict): on a namespace of 100,000 devices the join
-   * and the wide rows were a third of the call (bench/RESULTS.md, "Device list").
+   * (every filter and sort column is its own), and only the page's rows are read with what the API shows beside
+   * them (the namespace's name, online, an identity conflict): on a namespace of 100,000 devices the join and the
+   * wide rows were a third of the call (bench/RESULTS.md, "Device list").
    */
   async list(kind: DeviceKind, query: DeviceListQuery): Promise<Page<DeviceView>> {
     const filter = parseFilter(query.filter);
@@ -407,26 +408,17 @@ export class NamespaceDevices {
     applyFilter(matching as never, filter, filterFields);
     // Where a kept count answers the total, it is read while the page is.
     const kept = keptTotal(this.tenant, kind, query.status, filter);
-    const page = await listPage(
-      matching.select('devices.uid'),
-      query,
-      { column: sortColumns[query.sort_by] ?? 'devices.last_seen', direction: query.order_by },
-      kept,
+    const order = { column: sortColumns[query.sort_by] ?? 'devices.last_seen', direction: query.order_by };
+    // One statement for the page: its uids, in order and limited, are a subquery of the read of the shown rows,
+    // which sorts its few rows the same way again.
+    const page = await listPage(matching.select('devices.uid'), query, order, kept, (uids) =>
+      withShown(this.tenant.query(Device))
+        .whereIn('devices.uid', uids as QueryBuilder<Device>)
+        .orderBy(order.column, order.direction, nullsWhere(order.direction)),
     );
-    const uids = (page.items as unknown as { uid: string }[]).map((r) => r.uid);
-    if (uids.length === 0) return { items: [], total: page.total };
-    const shown = (await withShown(this.tenant.query(Device)).whereIn(
-      'devices.uid',
-      uids,
-    )) as unknown as DeviceRow[];
-    const byUid = new Map(shown.map((r) => [r.uid, r]));
+    const shown = page.items as unknown as DeviceRow[];
     const limit = await namespaceLimit(this.tenant, shown[0]?.namespace_max_devices);
-    // In the page's order; a device removed between the two reads is left out of this page.
-    const items = uids.flatMap((uid) => {
-      const row = byUid.get(uid);
-      return row ? [view(row, acceptable(row, limit))] : [];
-    });
-    return { items, total: page.total };
+    return { items: shown.map((row) => view(row, acceptable(row, limit))), total: page.total };
   }
 
   async get(kind: DeviceKind, uid: string): Promise<DeviceView> {
