@@ -411,12 +411,15 @@ export class NamespaceDevices {
     const order = { column: sortColumns[query.sort_by] ?? 'devices.last_seen', direction: query.order_by };
     // One statement for the page: its uids, in order and limited, are a subquery of the read of the shown rows,
     // which sorts its few rows the same way again.
+    // Rows of one sort value: the subquery decides which are on the page, and the uid their order within it.
     const page = await listPage(matching.select('devices.uid'), query, order, kept, (uids) =>
       withShown(this.tenant.query(Device))
         .whereIn('devices.uid', uids as QueryBuilder<Device>)
-        .orderBy(order.column, order.direction, nullsWhere(order.direction)),
+        .orderBy(order.column, order.direction, nullsWhere(order.direction))
+        .orderBy('devices.uid'),
     );
     const shown = page.items as unknown as DeviceRow[];
+    if (shown.length === 0) return { items: [], total: page.total };
     const limit = await namespaceLimit(this.tenant, shown[0]?.namespace_max_devices);
     return { items: shown.map((row) => view(row, acceptable(row, limit))), total: page.total };
   }

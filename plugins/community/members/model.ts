@@ -30,9 +30,9 @@ export class Member extends TenantModel {
   static acceptedRoleOf(db: Knex, tenantId: string, user: string | ReferenceBuilder) {
     return new TenantStore(db, tenantId)
       .query(Member)
-      .where('user_id', user)
-      .where('status', 'accepted')
-      .select('role')
+      .where('namespace_members.user_id', user)
+      .where('namespace_members.status', 'accepted')
+      .select('namespace_members.role')
       .limit(1);
   }
 
