@@ -9,17 +9,19 @@ import type { Knex } from 'knex';
  *
  * Tunnels that come up are written together too: after a server restart every agent reconnects at once, and one
  * UPDATE per tunnel was a third of the statements of that storm (bench/RESULTS.md, "Many agents on one server").
- * Arrivals wait for the end of the event-loop turn, or for the write before them, and then go in one statement.
- * The hub runs one device's presence writes in order (its `tunnel.online` before its `tunnel.offline`), and each
- * arrival's promise settles with the statement that wrote it, so a tunnel that closes at once still ends offline.
- * The writes of several rows run one at a time, so that two of them never wait for each other's row locks.
+ * Arrivals wait for the end of the event-loop turn, or for the write before them, and then go in one statement (at
+ * most `ARRIVALS_PER_WRITE`). The hub runs one device's presence writes in order (its `tunnel.online` before its
+ * `tunnel.offline`), and each arrival's promise settles with the statement that wrote it, so a tunnel that closes
+ * at once still ends offline. A batch that fails is written again one row at a time, so that one bad row or a lost
+ * lock wait costs no other device its state.
+ *
+ * The writes of several rows run one at a time in this process, and lock their rows in uid order, so that neither
+ * they nor those of another instance sharing the store can wait on each other's row locks.
  */
 export class DevicePresence {
   private readonly db: Knex;
-  /** Tunnels up since the last write began: uid to remote address. */
-  private arrivals = new Map<string, string>();
-  /** What the arrivals collected so far will settle with; set while some are waiting. */
-  private arrivalsWritten?: Promise<void>;
+  /** The batch of tunnels up that still takes arrivals: uid to remote address, and what they wait for. */
+  private batch?: { rows: Map<string, string>; written: Promise<void> };
   /** The tail of the writes of several rows (arrivals, ping rounds, shutdown), which run one after another. */
   private writes: Promise<unknown> = Promise.resolve();
 
@@ -41,37 +43,73 @@ export class DevicePresence {
 
   /** Settles once the device is written connected, together with the other tunnels that came up meanwhile. */
   online(uid: string, remoteAddr: string): Promise<void> {
-    this.arrivals.set(uid, remoteAddr);
-    this.arrivalsWritten ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-      this.oneAtATime(() => {
-        const batch = this.arrivals;
-        this.arrivals = new Map();
-        this.arrivalsWritten = undefined;
-        return this.db.raw(
-          `update devices set connected = true, last_seen = now(), remote_addr = up.remote_addr
-             from unnest(?::text[], ?::text[]) as up(uid, remote_addr)
-            where devices.uid = up.uid`,
-          [[...batch.keys()], [...batch.values()]],
-        );
-      }),
-    );
-    return this.arrivalsWritten;
+    let batch = this.batch;
+    if (!batch || batch.rows.size >= ARRIVALS_PER_WRITE) {
+      // A new batch: written at the end of this turn, or once the writes queued before it are done. It takes
+      // arrivals until its write starts (or it is full).
+      const rows = new Map<string, string>();
+      const opened: { rows: Map<string, string>; written: Promise<void> } = {
+        rows,
+        written: Promise.resolve(),
+      };
+      opened.written = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+        this.oneAtATime(() => {
+          if (this.batch === opened) this.batch = undefined;
+          return this.connect(rows);
+        }),
+      );
+      this.batch = batch = opened;
+    }
+    batch.rows.set(uid, remoteAddr);
+    return batch.written;
   }
 
   async offline(uids: string[]): Promise<void> {
-    const write = () =>
-      this.db('devices').whereRaw('uid = any(?::text[])', [uids]).update({ connected: false });
-    await (uids.length > 1 ? this.oneAtATime(write) : write());
+    await this.lockedUpdate(uids, 'connected = false');
   }
 
   async alive(uids: string[]): Promise<void> {
     // Rows the agent's own auth call refreshed lately are left alone: no write, no row lock against that call.
-    await this.oneAtATime(() =>
-      this.db('devices')
-        .whereRaw('uid = any(?::text[])', [uids])
-        .whereRaw(`last_seen < now() - interval '10 seconds'`)
-        .update({ last_seen: this.db.fn.now() }),
-    );
+    await this.lockedUpdate(uids, 'last_seen = now()', `last_seen < now() - interval '10 seconds'`);
+  }
+
+  private async connect(batch: Map<string, string>): Promise<void> {
+    if (batch.size === 0) return;
+    const up = async (uids: string[], addrs: string[]) => {
+      await this.db.raw(
+        `with up as (select * from unnest(?::text[], ?::text[]) as up(uid, remote_addr)),
+              locked as (select devices.uid from devices join up using (uid) order by devices.uid for no key update of devices)
+         update devices set connected = true, last_seen = now(), remote_addr = up.remote_addr
+           from up, locked
+          where devices.uid = up.uid and locked.uid = up.uid`,
+        [uids, addrs],
+      );
+    };
+    try {
+      await up([...batch.keys()], [...batch.values()]);
+    } catch (err) {
+      if (batch.size === 1) throw err;
+      // One at a time, as before batching: each device keeps its own outcome.
+      const failed = await Promise.allSettled([...batch].map(([uid, addr]) => up([uid], [addr])));
+      const first = failed.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (first) throw first.reason;
+    }
+  }
+
+  /**
+   * `UPDATE devices SET <assignment>` for these uids (and `condition`), with the rows locked in uid order first.
+   * Several rows go through the queue; one row cannot wait on another, so it goes at once.
+   */
+  private async lockedUpdate(uids: string[], assignment: string, condition = 'true'): Promise<void> {
+    if (uids.length === 0) return;
+    const write = () =>
+      this.db.raw(
+        `with locked as (select uid from devices where uid = any(?::text[]) and ${condition}
+                          order by uid for no key update)
+         update devices set ${assignment} from locked where devices.uid = locked.uid`,
+        [uids],
+      );
+    await (uids.length > 1 ? this.oneAtATime(write) : write());
   }
 
   /** Runs `write` after the writes of several rows before it, whether they succeeded or not. */
@@ -81,6 +119,9 @@ export class DevicePresence {
     return run;
   }
 }
+
+/** The most tunnels one statement sets connected: a reconnect storm is written in statements of this size. */
+const ARRIVALS_PER_WRITE = 500;
 
 /** Answers the tunnel hub's hooks with the devices' presence (`tunnelPresence` in the container). */
 export function registerPresence(ctx: RegisterContext): void {
