@@ -11,16 +11,15 @@
  * (one profile per server process, written when it exits). A checkout needs its node_modules (`cp -al` of this one's
  * will do for a commit of the same lockfile).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { agentAuthRequest } from '../../test/support/device-keys';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
 import { dropJsonFlag, writeFigures } from '../figures';
+import { freePort, percentile, signUp, startCheckout, stopCheckout } from './checkout-server';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -35,59 +34,13 @@ function textOption(name: string): string | undefined {
   return i < 0 ? undefined : args.splice(i, 2)[1];
 }
 const profileDir = textOption('profile');
+const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir)] : [];
 const rounds = option('rounds', 3);
 const deviceCount = option('devices', 100_000);
 const checkouts = args.length ? args.map((a) => path.resolve(a)) : [path.resolve('.')];
 const LIST_CALLS = Number(process.env.LIST_CALLS ?? 40);
 const AUTH_DEVICES = 100;
 const AUTH_CALLS = Number(process.env.AUTH_CALLS ?? 500);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Starts a server of `checkout`; resolves with the milliseconds until its first `/info` answer. */
-async function start(
-  checkout: string,
-  env: NodeJS.ProcessEnv,
-  url: string,
-): Promise<{ child: ChildProcess; ms: number }> {
-  const started = performance.now();
-  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(profileDir)] : [];
-  const child = spawn(process.execPath, [...profile, path.join(checkout, 'bin/gatehouse.js'), 'serve'], {
-    cwd: checkout,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/info`)).ok) return { child, ms: performance.now() - started };
-    } catch {
-      // not listening yet
-    }
-    if (child.exitCode !== null) throw new Error(`server of ${checkout} exited during boot`);
-    if (performance.now() - started > 120_000) throw new Error('no /info answer within 120 s');
-    await sleep(10);
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
-
-async function json(res: Response): Promise<Record<string, unknown>> {
-  if (!res.ok) throw new Error(`${res.url} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as Record<string, unknown>;
-}
 
 /**
  * 100,000 devices in the namespace, 90 % accepted and every tenth pending (the issue's mix), written in one statement
@@ -118,10 +71,6 @@ async function seedDevices(databaseUrl: string, tenant: string, n: number): Prom
   } finally {
     await client.end();
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 type Series = Record<string, number[]>;
@@ -163,38 +112,13 @@ async function measure(checkout: string): Promise<void> {
   };
   let server: ChildProcess | undefined;
   try {
-    const first = await start(checkout, env, url);
+    const first = await startCheckout(checkout, env, url, profileArgs);
     server = first.child;
     record(checkout, 'boot, fresh database (migrations) ms', [first.ms]);
 
-    const setup = spawn(process.execPath, [path.join(checkout, 'bin/gatehouse.js'), 'setup-url'], {
-      cwd: checkout,
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let setupOut = '';
-    setup.stdout?.on('data', (c: Buffer) => {
-      setupOut += c.toString();
-    });
-    await once(setup, 'exit');
-    const sign = new URL(setupOut.trim()).searchParams.get('sign');
-    const user = { name: 'Bench', username: 'bench', email: 'bench@example.com', password: 'bench-pass' };
-    await json(
-      await fetch(`${url}/api/setup?sign=${sign}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(user),
-      }),
-    );
-    const login = await json(
-      await fetch(`${url}/api/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'bench', password: 'bench-pass' }),
-      }),
-    );
-    const tenant = login.tenant as string;
-    const auth = { authorization: `Bearer ${login.token as string}` };
+    const login = await signUp(checkout, env, url);
+    const tenant = login.tenant;
+    const auth = { authorization: `Bearer ${login.token}` };
     await seedDevices(databaseUrl, tenant, deviceCount);
 
     const lists: [string, string][] = [
@@ -254,13 +178,13 @@ async function measure(checkout: string): Promise<void> {
     for (let i = 0; i < AUTH_CALLS; i++) authTimes.push(await authCall(i));
     record(checkout, 'agent auth, known device ms', authTimes);
 
-    await stop(server);
+    await stopCheckout(server);
     server = undefined;
-    const again = await start(checkout, env, url);
+    const again = await startCheckout(checkout, env, url, profileArgs);
     server = again.child;
     record(checkout, 'boot, restart ms', [again.ms]);
   } finally {
-    if (server) await stop(server);
+    if (server) await stopCheckout(server);
     await dropDatabase(databaseUrl);
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -8,15 +8,13 @@
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
  *     node --import tsx bench/store/request-floor.ts [--rounds 2] [--calls 400] [checkout ...]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
+import { freePort, percentile, signUp, startCheckout, stopCheckout } from './checkout-server';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -26,21 +24,6 @@ function option(name: string, fallback: number): number {
 const rounds = option('rounds', 2);
 const calls = option('calls', 400);
 const checkouts = args.length ? args.map((a) => path.resolve(a)) : [path.resolve('.')];
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
 
 const cases: { name: string; path: string; auth: boolean }[] = [
   { name: '/info', path: '/info', auth: false },
@@ -71,50 +54,10 @@ async function measure(checkout: string): Promise<void> {
     GATEHOUSE_SSH_PORT: String(await freePort()),
     GATEHOUSE_LOG_LEVEL: 'warn',
   };
-  const server: ChildProcess = spawn(process.execPath, [path.join(checkout, 'bin/gatehouse.js'), 'serve'], {
-    cwd: checkout,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { child: server } = await startCheckout(checkout, env, url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    for (let waited = 0; ; waited += 50) {
-      if (
-        await fetch(`${url}/info`).then(
-          (r) => r.ok,
-          () => false,
-        )
-      )
-        break;
-      if (server.exitCode !== null || waited > 120_000)
-        throw new Error(`server of ${checkout} did not start`);
-      await sleep(50);
-    }
-    const setup = spawn(process.execPath, [path.join(checkout, 'bin/gatehouse.js'), 'setup-url'], {
-      cwd: checkout,
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let setupUrl = '';
-    setup.stdout?.on('data', (c: Buffer) => {
-      setupUrl += c.toString();
-    });
-    await once(setup, 'exit');
-    const sign = new URL(setupUrl.trim()).searchParams.get('sign');
-    const user = { name: 'Bench', username: 'bench', email: 'bench@example.com', password: 'bench-pass' };
-    const post = (p: string, body: unknown) =>
-      fetch(url + p, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    if (!(await post(`/api/setup?sign=${sign}`, user)).ok) throw new Error('setup failed');
-    const login = (await (
-      await post('/api/login', { username: 'bench', password: 'bench-pass' })
-    ).json()) as {
-      token: string;
-      tenant: string;
-    };
+    const login = await signUp(checkout, env, url);
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     await client.query(
@@ -166,9 +109,7 @@ async function measure(checkout: string): Promise<void> {
     }
   } finally {
     agent.destroy();
-    const exited = once(server, 'exit');
-    server.kill('SIGTERM');
-    await exited;
+    await stopCheckout(server);
     await dropDatabase(databaseUrl);
     rmSync(dataDir, { recursive: true, force: true });
   }

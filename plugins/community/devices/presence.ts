@@ -48,17 +48,13 @@ export class DevicePresence {
       // A new batch: written at the end of this turn, or once the writes queued before it are done. It takes
       // arrivals until its write starts (or it is full).
       const rows = new Map<string, string>();
-      const opened: { rows: Map<string, string>; written: Promise<void> } = {
-        rows,
-        written: Promise.resolve(),
-      };
-      opened.written = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
         this.oneAtATime(() => {
-          if (this.batch === opened) this.batch = undefined;
+          if (this.batch?.rows === rows) this.batch = undefined;
           return this.connect(rows);
         }),
       );
-      this.batch = batch = opened;
+      this.batch = batch = { rows, written };
     }
     batch.rows.set(uid, remoteAddr);
     return batch.written;
@@ -74,7 +70,6 @@ export class DevicePresence {
   }
 
   private async connect(batch: Map<string, string>): Promise<void> {
-    if (batch.size === 0) return;
     const up = async (uids: string[], addrs: string[]) => {
       await this.db.raw(
         `with up as (select * from unnest(?::text[], ?::text[]) as up(uid, remote_addr)),

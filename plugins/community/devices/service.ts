@@ -410,8 +410,8 @@ export class NamespaceDevices {
     const kept = keptTotal(this.tenant, kind, query.status, filter);
     const order = { column: sortColumns[query.sort_by] ?? 'devices.last_seen', direction: query.order_by };
     // One statement for the page: its uids, in order and limited, are a subquery of the read of the shown rows,
-    // which sorts its few rows the same way again.
-    // Rows of one sort value: the subquery decides which are on the page, and the uid their order within it.
+    // which sorts its few rows the same way again. Of rows with one sort value, the subquery decides which are on
+    // the page and the uid their order within it.
     const page = await listPage(matching.select('devices.uid'), query, order, kept, (uids) =>
       withShown(this.tenant.query(Device))
         .whereIn('devices.uid', uids as QueryBuilder<Device>)

@@ -1,11 +1,7 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
-import { openDatabase } from '../../../core/store/db';
-import { migrateLatest } from '../../../core/store/migrate';
 import { DevicePresence } from '../../../plugins/community/devices/presence';
-import { communityEditionMigrations } from '../../support/migrations';
-import { dropDatabase, freshDatabase } from '../../support/server';
+import { type MigratedStore, migratedStore } from '../../support/store';
 
 /**
  * The devices side of the tunnel hub (issue 16): tunnels that come up together are written connected in one
@@ -14,6 +10,7 @@ import { dropDatabase, freshDatabase } from '../../support/server';
  * store.
  */
 describe('devices: presence writes of the tunnel hub', () => {
+  let store: MigratedStore | undefined;
   let db: Knex;
   let url: string | undefined;
   let presence: DevicePresence;
@@ -21,18 +18,8 @@ describe('devices: presence writes of the tunnel hub', () => {
   const uids = Array.from({ length: 40 }, (_, i) => `${i + 1}`.padStart(64, 'd'));
 
   before(async () => {
-    url = await freshDatabase();
-    db = openDatabase(loadConfig({}, { database: { url, poolMax: 6 } }), { memory: !url });
-    await migrateLatest(db, communityEditionMigrations);
-    const owner = 'd'.repeat(24);
-    await db('users').insert({
-      id: owner,
-      name: 'Dee',
-      username: 'dee',
-      email: 'dee@example.com',
-      password_hash: 'x',
-    });
-    await db('namespaces').insert({ tenant_id: tenant, name: 'dee', owner });
+    store = await migratedStore({ owner: 'd'.repeat(24), username: 'dee', tenant, poolMax: 6 });
+    ({ db, url } = store);
     await db('devices').insert(
       uids.map((uid, i) => ({
         uid,
@@ -54,8 +41,7 @@ describe('devices: presence writes of the tunnel hub', () => {
     presence = new DevicePresence({ db });
   });
   after(async () => {
-    await db?.destroy();
-    await dropDatabase(url);
+    await store?.close();
   });
 
   async function rows(): Promise<Map<string, { connected: boolean; remote_addr: string; fresh: boolean }>> {
@@ -115,7 +101,7 @@ describe('devices: presence writes of the tunnel hub', () => {
     await running;
   }
 
-  it('gathers the tunnels that come up while a write waits into the next statement', async function () {
+  it('gathers the tunnels that come up while a write waits into the next statement (PostgreSQL only: holds a row on a second connection)', async function () {
     // Holding a row needs a second connection; the embedded store has one, where nothing runs beside a write.
     if (!url) this.skip();
     await presence.offline(uids);
@@ -148,7 +134,7 @@ describe('devices: presence writes of the tunnel hub', () => {
     expect(after.get(staying)?.connected).to.equal(true);
   });
 
-  it('lets two servers write the same devices in opposite orders without a deadlock', async function () {
+  it('lets two servers write the same devices in opposite orders without a deadlock (PostgreSQL only: two connections)', async function () {
     // Two writes at once need two connections; the embedded store has one, where no two statements can interleave.
     if (!url) this.skip();
     await db('devices')
