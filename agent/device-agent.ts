@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { WebSocket } from 'ws';
 import { type AgentConfig, offersSessionProtocol, tunnelIsPrivate } from './config';
@@ -43,7 +44,7 @@ export class DeviceAgent {
   private ssh: AgentSshServer | undefined;
   private sessions: SessionProtocolServer | undefined;
   private authRequest: DeviceAuthRequest | undefined;
-  private privateKey: string | undefined;
+  private signingKey: KeyObject | undefined;
   private readonly clock = new ServerClock();
   private token: string | undefined;
   private tunnel: MuxSession | undefined;
@@ -68,7 +69,7 @@ export class DeviceAgent {
       );
     }
     const hostname = deviceHostname(config.preferredHostname);
-    this.privateKey = key.privateKey;
+    this.signingKey = key.signingKey;
     this.authRequest = {
       info: deviceInfo(),
       sessions: [],
@@ -183,7 +184,7 @@ export class DeviceAgent {
     const result = await authenticateDevice(
       this.config.serverAddress,
       this.authRequest!,
-      this.privateKey!,
+      this.signingKey!,
       this.clock,
     );
     this.token = result.token;
@@ -211,7 +212,7 @@ export class DeviceAgent {
       // The token says which device; the proof says this agent holds its key (agent protocol 2).
       headers: {
         authorization: `Bearer ${auth.token}`,
-        ...signedHeaders({ purpose: 'tunnel', uid: auth.uid }, this.privateKey!, this.clock),
+        ...signedHeaders({ purpose: 'tunnel', uid: auth.uid }, this.signingKey!, this.clock),
         // The stream kinds it serves beyond ssh and tcp: the gateway picks the session protocol by this.
         ...(this.sessions ? { [STREAM_KINDS_HEADER]: SESSION_STREAM_KINDS.join(',') } : {}),
       },

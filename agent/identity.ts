@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname, networkInterfaces } from 'node:os';
@@ -98,6 +98,8 @@ export interface DeviceKey {
   privateKey: string;
   /** PEM public key (SPKI), sent as `public_key`. */
   publicKey: string;
+  /** The private key parsed once, for the proofs of agent protocol 2 (a PEM costs OpenSSL 3 0.5 ms a read). */
+  signingKey: KeyObject;
 }
 
 /**
@@ -124,6 +126,7 @@ export async function loadOrCreateDeviceKey(path: string): Promise<{ key: Device
     await chmod(path, 0o600);
     created = true;
   }
-  const publicKey = createPublicKey(createPrivateKey(pem)).export({ type: 'spki', format: 'pem' }).toString();
-  return { key: { privateKey: pem, publicKey }, created };
+  const signingKey = createPrivateKey(pem);
+  const publicKey = createPublicKey(signingKey).export({ type: 'spki', format: 'pem' }).toString();
+  return { key: { privateKey: pem, publicKey, signingKey }, created };
 }

@@ -1,4 +1,5 @@
-import { createHash, createPublicKey, type KeyObject, randomBytes, sign, verify } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject, randomBytes, sign, verify } from 'node:crypto';
+import { readPublicKey } from './public-key';
 
 /**
  * The agent protocol: how an agent proves to the server that it holds its device key. Both ends import this file,
@@ -60,15 +61,19 @@ function digestFor(key: KeyObject): string | null {
   return key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' ? null : 'sha256';
 }
 
-/** The four proof headers for a request, signed with the device's private key (agent side). */
+/**
+ * The four proof headers for a request, signed with the device's private key (agent side). Give the key parsed
+ * (`createPrivateKey`) when signing more than once: reading a PEM private key costs OpenSSL 3 about 0.5 ms, ten
+ * times an Ed25519 signature.
+ */
 export function proofHeaders(
   subject: ProofSubject,
   privateKey: string | KeyObject,
   now: number = Math.floor(Date.now() / 1000),
 ): Record<string, string> {
   const nonce = randomBytes(18).toString('base64url');
-  const key = typeof privateKey === 'string' ? createPublicKey(privateKey) : privateKey;
-  const signature = sign(digestFor(key), proofText(subject, now, nonce), privateKey);
+  const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
+  const signature = sign(digestFor(key), proofText(subject, now, nonce), key);
   return {
     [PROTOCOL_HEADER]: String(AGENT_PROTOCOL),
     [TIMESTAMP_HEADER]: String(now),
@@ -101,7 +106,7 @@ function parsedPublicKey(text: string): KeyObject {
     parsedKeys.set(id, known);
     return known;
   }
-  const key = createPublicKey(pem);
+  const key = readPublicKey(pem);
   parsedKeys.set(id, key);
   if (parsedKeys.size > PARSED_KEYS_MAX) {
     const oldest = parsedKeys.keys().next().value;

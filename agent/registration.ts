@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { DeviceInfo } from './identity';
 import { type ProofSubject, proofHeaders } from './protocol';
 
@@ -28,7 +29,7 @@ export class ServerClock {
 /** The proof headers of agent protocol 2 for a request about `subject`, by the server's clock. */
 export function signedHeaders(
   subject: ProofSubject,
-  privateKey: string,
+  privateKey: string | KeyObject,
   clock: ServerClock,
 ): Record<string, string> {
   return proofHeaders(subject, privateKey, clock.now());
@@ -103,7 +104,7 @@ export async function fetchServerInfo(
 export async function authenticateDevice(
   server: URL,
   request: DeviceAuthRequest,
-  privateKey: string,
+  privateKey: string | KeyObject,
   clock: ServerClock = new ServerClock(),
 ): Promise<DeviceAuthResult> {
   const subject: ProofSubject = {
