@@ -223,11 +223,17 @@ class LoadAgent {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
-  /** The device key (Ed25519: quick to make for thousands of agents); registrations prove possession of it. */
-  private readonly key = generateKeyPairSync('ed25519', {
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-  });
+  /**
+   * The device key (Ed25519: quick to make for thousands of agents); registrations prove possession of it. The
+   * private half stays parsed, as the agent keeps it (agent/identity.ts).
+   */
+  private readonly key = (() => {
+    const pair = generateKeyPairSync('ed25519');
+    return {
+      privateKey: pair.privateKey,
+      publicKey: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    };
+  })();
 
   constructor(
     private readonly fleet: Fleet,

@@ -7,7 +7,7 @@
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres TEST_REDIS_URL=redis://127.0.0.1:6379 \
  *     node --import tsx bench/agents/proof.ts
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { checkProof, proofHeaders } from '@gatehouse/agent/protocol';
 import { startServer } from '../../test/support/server';
@@ -21,11 +21,13 @@ async function main() {
   const server = await startServer({ ssh: false });
   try {
     const owner = await server.setup();
-    const key = generateKeyPairSync('rsa', {
+    const pem = generateKeyPairSync('rsa', {
       modulusLength: 2048,
       privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
       publicKeyEncoding: { type: 'spki', format: 'pem' },
     });
+    // Parsed once, as the agent keeps it (agent/identity.ts).
+    const key = { privateKey: createPrivateKey(pem.privateKey), publicKey: pem.publicKey };
     const body = {
       info: {
         id: 'debian',
