@@ -22,6 +22,7 @@ import { ConfigError, editionPlugins, loadConfig } from './config/load';
 import type { Config } from './config/schema';
 import { Hooks } from './hooks';
 import { consoleModulesRouter } from './http/console-modules';
+import { keepWithinOpenFiles, openFilesBudget, openFilesLimit } from './http/open-files';
 import type { Cradle, RegisteredRoute, RouteDef, RouteSchema } from './http/route';
 import { buildRouter, type CallerResolvers } from './http/router';
 import { attachUpgrades, createHttpApp, type UpgradeHandler } from './http/server';
@@ -440,6 +441,8 @@ export class Kernel {
     const app = this.app();
     const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, app.callback());
     attachUpgrades(server, this.upgrades, this.log, this.health);
+    const openFiles = openFilesLimit();
+    if (openFiles !== undefined) keepWithinOpenFiles(server, openFilesBudget(openFiles), this.log);
     server.listen({ port: this.config.http.port, host: this.config.http.host, backlog: LISTEN_BACKLOG });
     await once(server, 'listening');
     this.httpServer = server;
@@ -454,7 +457,10 @@ export class Kernel {
     });
     await once(internal, 'listening');
     this.internalServer = internal;
-    this.log.info({ url: this.httpUrl, internal: this.internalUrl, ssh: this.config.ssh.port }, 'listening');
+    this.log.info(
+      { url: this.httpUrl, internal: this.internalUrl, ssh: this.config.ssh.port, openFilesLimit: openFiles },
+      'listening',
+    );
   }
 
   /** The address HTTP is bound to (useful with port 0). */

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from '../log';
+
+/**
+ * Keeps the public listener inside the process's budget of open files.
+ *
+ * Every agent holds two connections: its tunnel, and the keep-alive connection of its availability call, which
+ * it reuses every 30 s while the listener keeps idle connections for 65 s (for proxies in front). So 10,000
+ * agents hold 20,000 sockets. When a process reaches its limit (`ulimit -n`), accept fails with EMFILE, and so do
+ * the store's and the cache's new connections. In the reconnect storm after a restart that refused agents and
+ * doubled the server's CPU (bench/RESULTS.md, "Open files in the reconnect storm").
+ *
+ * Two steps, as nginx takes with its reusable connections:
+ * - past `reclaimAt` connections, the idle keep-alive connections are closed (at most once a second). A client
+ *   whose idle connection is closed opens a new one for its next request;
+ * - past `maxConnections`, a new connection is closed as soon as it is accepted (Node's own `maxConnections`), so
+ *   the process keeps the files the store, the cache and the SSH gateway need.
+ */
+export interface OpenFilesBudget {
+  /** The process's limit on open files, from /proc/self/limits. */
+  limit: number;
+  /** Connections to the listener beyond which idle ones are closed. */
+  reclaimAt: number;
+  /** Connections to the listener beyond which a new one is closed at once. */
+  maxConnections: number;
+}
+
+/** The soft limit on open files of this process, or undefined where /proc does not say (not Linux). */
+export function openFilesLimit(limits = '/proc/self/limits'): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync(limits, 'utf8'))?.[1];
+    if (soft === undefined) return undefined;
+    return soft === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(soft);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The listener's share of `limit`: all but a reserve of a tenth (at least 256 files) for everything else the
+ * process opens; idle connections are reclaimed from four fifths of that share.
+ */
+export function openFilesBudget(limit: number): OpenFilesBudget {
+  const maxConnections = Math.max(64, limit - Math.max(256, Math.ceil(limit / 10)));
+  return { limit, reclaimAt: Math.floor(maxConnections * 0.8), maxConnections };
+}
+
+/**
+ * Applies `budget` to `server` (see above). Returns how many connections the listener holds, for tests.
+ *
+ * Idle means a connection that has answered a request and waits for the next: Node's own `closeIdleConnections`
+ * also counts one that has not sent its first request yet, which would close a client's connection before its
+ * first request, the new one among them.
+ */
+export function keepWithinOpenFiles(
+  server: Server,
+  budget: OpenFilesBudget,
+  log: Logger,
+  now: () => number = Date.now,
+): () => number {
+  server.maxConnections = budget.maxConnections;
+  let open = 0;
+  const idle = new Set<Socket>();
+  let lastReclaim = Number.NEGATIVE_INFINITY;
+  let warnedReclaim = false;
+  let warnedDrop = false;
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    idle.delete(socket);
+    res.once('finish', () => {
+      if (!socket.destroyed) idle.add(socket);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    open++;
+    socket.once('close', () => {
+      open--;
+      idle.delete(socket);
+    });
+    if (open < budget.reclaimAt || now() - lastReclaim < 1_000) return;
+    lastReclaim = now();
+    if (!warnedReclaim) {
+      warnedReclaim = true;
+      log.warn(
+        { connections: open, openFilesLimit: budget.limit },
+        'connections near the limit on open files: idle keep-alive connections are being closed; ' +
+          'allow this process more open files (ulimit -n, systemd LimitNOFILE) for more agents',
+      );
+    }
+    for (const socket of idle) socket.destroy();
+    idle.clear();
+  });
+  // Node counts a connection it refused for maxConnections; say so once, with the same advice.
+  server.on('drop', () => {
+    if (warnedDrop) return;
+    warnedDrop = true;
+    log.warn(
+      { connections: open, openFilesLimit: budget.limit },
+      'connections refused at the limit on open files; allow this process more (ulimit -n, systemd LimitNOFILE)',
+    );
+  });
+  return () => open;
+}
