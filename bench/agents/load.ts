@@ -19,7 +19,7 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,6 +64,20 @@ function procStat(pid: number): { rssKiB: number; cpuTicks: number } {
   return { rssKiB, cpuTicks };
 }
 const TICKS_PER_SECOND = 100;
+
+/** This process's limit on open files (`ulimit -n`), which the server and the load processes inherit. */
+function openFilesLimit(): number {
+  return Number(/Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 0);
+}
+
+/** How many files (sockets included) process `pid` has open; 0 once it is gone. */
+function openFiles(pid: number): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return 0;
+  }
+}
 /** The public port serves /metrics only with this bearer token (metrics.token), as for a scraper outside the host. */
 const METRICS_TOKEN = randomBytes(16).toString('hex');
 
@@ -282,14 +296,22 @@ class LoadAgent {
       }),
     };
     const started = performance.now();
+    const inWindow = started >= this.fleet.windowFrom;
     const res = await fetch(`${this.fleet.url()}/api/devices/auth`, {
       method: 'POST',
       headers,
       body: JSON.stringify(body),
     });
+    const headersAt = performance.now();
     const answer = (await res.json()) as { uid: string; token: string };
     if (!res.ok) throw new Error(`auth answered ${res.status}`);
-    this.fleet.authLatencies.push(performance.now() - started);
+    const took = performance.now() - started;
+    if (inWindow) {
+      this.fleet.authLatencies.push(took);
+      if (took > SLOW_CALL_MS) {
+        this.fleet.slowCalls.push({ at: Date.now() - took, headersMs: headersAt - started, ms: took });
+      }
+    }
     this.uid = answer.uid;
     this.token = answer.token;
   }
@@ -325,7 +347,8 @@ class LoadAgent {
         this.fleet.changed();
         this.retry(backoffDelayMs(0));
       });
-    } catch {
+    } catch (error) {
+      this.fleet.failed(error);
       this.retry(backoffDelayMs(this.attempt++));
     }
   }
@@ -356,8 +379,24 @@ class Fleet {
   tenant = '';
   serverUrl = '';
   authLatencies: number[] = [];
+  /** When the steady window opened (performance.now()); calls that started before it are not counted. */
+  windowFrom = Number.POSITIVE_INFINITY;
+  /** The window's availability calls slower than SLOW_CALL_MS: when each started, when its answer's head came. */
+  slowCalls: SlowCall[] = [];
   agents: LoadAgent[] = [];
+  /** Failed connection attempts (availability call or tunnel) by what failed them, since the last read. */
+  failures = new Map<string, number>();
   private waiters: (() => void)[] = [];
+  failed(error: unknown) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    const reason = cause ?? (error instanceof Error ? error.message : String(error)).slice(0, 60);
+    this.failures.set(reason, (this.failures.get(reason) ?? 0) + 1);
+  }
+  takeFailures(): Record<string, number> {
+    const taken = Object.fromEntries(this.failures);
+    this.failures.clear();
+    return taken;
+  }
   url() {
     return this.serverUrl;
   }
@@ -380,9 +419,20 @@ class Fleet {
   }
 }
 
+/** An availability call that took longer than SLOW_CALL_MS. */
+interface SlowCall {
+  at: number;
+  headersMs: number;
+  ms: number;
+}
+const SLOW_CALL_MS = 100;
+/** The pause between the forced collections that measure the server's memory and the steady window. */
+const SETTLE_MS = 5_000;
+
 /** What a worker process measured over the steady window. */
 interface WindowReport {
   latencies: number[];
+  slowCalls: SlowCall[];
   loop: { p50: number; p99: number; max: number };
   cpuSeconds: number;
 }
@@ -412,11 +462,14 @@ function worker(): void {
     },
     allOnline: (timeoutMs: number) => fleet.allOnline(timeoutMs),
     onlineCount: () => fleet.onlineCount(),
+    takeFailures: () => fleet.takeFailures(),
     keepalive() {
       for (const a of fleet.agents) a.keepalive();
     },
     windowStart() {
       fleet.authLatencies = [];
+      fleet.slowCalls = [];
+      fleet.windowFrom = performance.now();
       loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
       cpuFrom = process.cpuUsage();
@@ -427,6 +480,7 @@ function worker(): void {
       const ms = (ns: number) => ns / 1e6;
       return {
         latencies: fleet.authLatencies,
+        slowCalls: fleet.slowCalls,
         loop: {
           p50: ms(loop?.percentile(50) ?? 0),
           p99: ms(loop?.percentile(99) ?? 0),
@@ -503,6 +557,18 @@ class ProcessFleet {
 
   async allOnline(timeoutMs: number): Promise<boolean> {
     return (await this.all<boolean>('allOnline', timeoutMs)).every(Boolean);
+  }
+
+  pids(): number[] {
+    return this.workers.map((w) => w.pid as number);
+  }
+
+  async takeFailures(): Promise<Record<string, number>> {
+    const sum: Record<string, number> = {};
+    for (const part of await this.all<Record<string, number>>('takeFailures')) {
+      for (const [reason, n] of Object.entries(part)) sum[reason] = (sum[reason] ?? 0) + n;
+    }
+    return sum;
   }
 
   async stop(): Promise<void> {
@@ -595,10 +661,15 @@ async function main(): Promise<void> {
     // One full interval so every agent has made its auth call and the hub has pinged every tunnel once.
     await sleep(INTERVAL_MS + 5000);
     const memOnline = await serverMemory(server.inspectPort);
+    // Those two forced full collections of the server's heap stall it, and the calls in flight wait them out: in
+    // runs before this pause, every call over 100 ms of the window had started within a second of its start.
+    // The window opens once they are answered, and counts the calls that start within it.
+    await sleep(SETTLE_MS);
     await fleet.all('windowStart');
     const bucketsBefore = await authBuckets(server.url);
     const steadyStart = procStat(server.child.pid as number);
     const steadyStarted = performance.now();
+    const steadyStartedAt = Date.now();
     const stopProfile = PROFILE_FILE ? await startProfile(server.inspectPort) : undefined;
     const readLoopDelay = await startLoopDelay(server.inspectPort);
     await sleep(STEADY_SECONDS * 1000);
@@ -610,8 +681,16 @@ async function main(): Promise<void> {
     const bucketsAfter = await authBuckets(server.url);
     const steadyWall = (performance.now() - steadyStarted) / 1000;
     const latencies = windows.flatMap((w) => w.latencies).sort((x, y) => x - y);
+    // When the slow calls started, by second of the window: spread out, or together (a stall somewhere)?
+    const slowCalls = windows.flatMap((w) => w.slowCalls);
+    const slowBySecond = new Map<number, number>();
+    for (const call of slowCalls) {
+      const second = Math.floor((call.at - steadyStartedAt) / 1000);
+      slowBySecond.set(second, (slowBySecond.get(second) ?? 0) + 1);
+    }
 
     // Restart: agents see their tunnels drop and come back on their own backoff.
+    await fleet.takeFailures();
     server.child.kill('SIGTERM');
     await server.exited;
     const downAt = performance.now();
@@ -624,13 +703,24 @@ async function main(): Promise<void> {
           '--cpu-prof-interval=1000',
         ]
       : [];
+    // The most files the new server and the busiest load process held open at once: each process may open
+    // `ulimit -n` of them, and 10,000 tunnels and the calls in flight come near that.
+    const mostOpen = { server: 0, tool: 0 };
+    const sampleOpen = setInterval(() => {
+      mostOpen.server = Math.max(mostOpen.server, openFiles(server?.child.pid as number));
+      mostOpen.tool = Math.max(mostOpen.tool, ...fleet.pids().map(openFiles));
+    }, 500);
     server = await startServer(env, port, restartArgs);
     const upAt = performance.now();
     const back = await fleet.allOnline(120_000);
     const allBackAt = performance.now();
+    clearInterval(sampleOpen);
     // The new server's CPU from its start until every agent is back: what the storm cost it, apart from how fast
     // this one process of 10,000 agents could redial.
     const restartCpuSeconds = restartCpuFrom() / TICKS_PER_SECOND;
+    // Why attempts failed between the old server's exit and all back: refused while it was down, or refused or
+    // dropped by the new one.
+    const restartFailures = await fleet.takeFailures();
 
     const perAgentKiB = (memOnline.rss - memBefore.rss) / 1024 / N;
     const heapPerAgentKiB =
@@ -652,6 +742,18 @@ async function main(): Promise<void> {
       auth_calls_in_window: latencies.length,
       auth_p50_ms: Number(percentile(latencies, 50).toFixed(2)),
       auth_p99_ms: Number(percentile(latencies, 99).toFixed(2)),
+      auth_p90_p999_max_ms: [90, 99.9, 100].map((p) => Number(percentile(latencies, p).toFixed(1))),
+      auth_over_100ms: slowCalls.length,
+      auth_over_100ms_head_share: Number(
+        (
+          slowCalls.reduce((t, c) => t + c.headersMs, 0) /
+          Math.max(
+            1,
+            slowCalls.reduce((t, c) => t + c.ms, 0),
+          )
+        ).toFixed(2),
+      ),
+      auth_over_100ms_by_window_second: Object.fromEntries([...slowBySecond].sort((a, b) => a[0] - b[0])),
       auth_server_side_p50: bucketPercentile(bucketsBefore, bucketsAfter, 50),
       auth_server_side_p99: bucketPercentile(bucketsBefore, bucketsAfter, 99),
       server_event_loop_delay_ms_p50_p99_max: [loopDelay.p50, loopDelay.p99, loopDelay.max].map((v) =>
@@ -673,6 +775,9 @@ async function main(): Promise<void> {
       restart_exit_to_all_back_seconds: back ? Number(((allBackAt - downAt) / 1000).toFixed(1)) : 'not all',
       restart_server_cpu_seconds_until_all_back: Number(restartCpuSeconds.toFixed(1)),
       online_after_restart: await fleet.onlineCount(),
+      restart_failed_attempts_by_reason: restartFailures,
+      restart_most_open_files_server_and_tool: [mostOpen.server, mostOpen.tool],
+      open_files_limit: openFilesLimit(),
     };
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
     writeFigures(results);
