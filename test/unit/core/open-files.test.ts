@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -63,7 +63,8 @@ describe('open files: the public listener keeps within the limit', () => {
     return { socket, closed };
   }
 
-  const settled = (p: Promise<boolean>) => Promise.race([p, new Promise((r) => setTimeout(() => r(false), 300))]);
+  const settled = (p: Promise<boolean>) =>
+    Promise.race([p, new Promise((r) => setTimeout(() => r(false), 300))]);
 
   it('closes the idle keep-alive connections near the limit, not one that has yet to send its first request', async () => {
     const { port, open, lines } = await listening({ limit: 100, reclaimAt: 4, maxConnections: 10 });
@@ -104,8 +105,13 @@ describe('open files: the public listener keeps within the limit', () => {
     expect(openFilesLimit(file)).to.equal(20_000);
     writeFileSync(file, 'Max open files            unlimited            unlimited            files\n');
     expect(openFilesLimit(file)).to.equal(Number.MAX_SAFE_INTEGER);
+    rmSync(file);
     expect(openFilesLimit(join(tmpdir(), 'gatehouse-no-such-limits'))).to.equal(undefined);
-    expect(openFilesBudget(20_000)).to.deep.equal({ limit: 20_000, reclaimAt: 14_400, maxConnections: 18_000 });
+    expect(openFilesBudget(20_000)).to.deep.equal({
+      limit: 20_000,
+      reclaimAt: 14_400,
+      maxConnections: 18_000,
+    });
     expect(openFilesBudget(1024)).to.deep.equal({ limit: 1024, reclaimAt: 614, maxConnections: 768 });
     if (process.platform === 'linux') expect(openFilesLimit()).to.be.greaterThan(0);
   });
