@@ -17,8 +17,12 @@ export function readPublicKey(pem: string): KeyObject {
 
 type Jwk = { kty: 'RSA'; n: string; e: string } | { kty: 'OKP'; crv: 'Ed25519'; x: string };
 
+/**
+ * A PEM public key as OpenSSL and the agent write it: base64 in lines of up to 76 characters, the last one padded.
+ * A blank line is not base64 (OpenSSL takes one for the end of the PEM's headers and reads no key), so none may be.
+ */
 const PEM =
-  /^-----BEGIN PUBLIC KEY-----\r?\n((?:[A-Za-z0-9+/]{1,76}\r?\n)*[A-Za-z0-9+/]*={0,2}\r?\n)-----END PUBLIC KEY-----(?:\r?\n)?$/;
+  /^-----BEGIN PUBLIC KEY-----\r?\n((?:[A-Za-z0-9+/]{1,76}\r?\n)*[A-Za-z0-9+/]{1,76}={0,2}\r?\n)-----END PUBLIC KEY-----(?:\r?\n)?$/;
 /** SEQUENCE { OID 1.3.101.112 (Ed25519) }, then the BIT STRING of 33 bytes (no unused bits, 32 key bytes). */
 const ED25519_HEAD = Buffer.from('302a300506032b6570032100', 'hex');
 /** SEQUENCE { OID 1.2.840.113549.1.1.1 (rsaEncryption), NULL }. */

@@ -70,6 +70,38 @@ describe('agent: reading a device public key', () => {
     }
   });
 
+  it('agrees with OpenSSL on PEM text laid out otherwise: blank lines, padding alone, long lines, mixed ends', () => {
+    for (const key of [
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey,
+      generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey,
+      generateKeyPairSync('ed25519').publicKey,
+    ]) {
+      const base64 = key.export({ type: 'spki', format: 'der' }).toString('base64');
+      const lines = (width: number) => base64.match(new RegExp(`.{1,${width}}`, 'g'))!;
+      const wrap = (body: string[], end = '\n') =>
+        `-----BEGIN PUBLIC KEY-----${end}${body.join(end)}${end}-----END PUBLIC KEY-----`;
+      const padded = base64.endsWith('=');
+      for (const text of [
+        wrap(lines(64)),
+        wrap([...lines(64), '']),
+        wrap(['', ...lines(64)]),
+        wrap(lines(76)),
+        wrap(lines(77)),
+        wrap([base64]),
+        wrap(lines(64), '\r\n'),
+        wrap(lines(64)).replace('\n', '\r\n'),
+        wrap(lines(64)).replace(/\n(?=[^\n]*$)/, '\n\n'),
+        padded
+          ? wrap([...lines(64).slice(0, -1), lines(64).at(-1)!.replace(/=+$/, ''), '=='])
+          : wrap(lines(63)),
+        wrap(lines(64).map((line) => ` ${line}`)),
+        wrap(lines(64)).replace('-----END', '\n-----END'),
+      ]) {
+        agrees(text);
+      }
+    }
+  });
+
   it('agrees with OpenSSL on every damaged RSA and Ed25519 key: each byte changed, cut short or lengthened', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({
       type: 'spki',
