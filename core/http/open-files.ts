@@ -50,9 +50,10 @@ export function openFilesBudget(limit: number): OpenFilesBudget {
 /**
  * Applies `budget` to `server` (see above). Returns how many connections the listener holds, for tests.
  *
- * Idle means a connection that has answered a request and waits for the next: Node's own `closeIdleConnections`
- * also counts one that has not sent its first request yet, which would close a client's connection before its
- * first request, the new one among them.
+ * Idle means a connection that has answered all its requests and waits for the next: Node's own
+ * `closeIdleConnections` also counts one that has not sent its first request yet, which would close a client's
+ * connection before its first request, the new one among them. A connection that was upgraded (a tunnel, a web
+ * terminal) is never idle.
  */
 export function keepWithinOpenFiles(
   server: Server,
@@ -66,13 +67,26 @@ export function keepWithinOpenFiles(
   let lastReclaim = Number.NEGATIVE_INFINITY;
   let warnedReclaim = false;
   let warnedDrop = false;
+  // Requests a connection has in flight: pipelined ones are announced before the first is answered.
+  const inFlight = new WeakMap<Socket, number>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
-    res.once('finish', () => {
-      if (!socket.destroyed) idle.add(socket);
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      if (left === 0 && !socket.destroyed) idle.add(socket);
     });
   });
+  // A kept-alive connection may carry an upgrade next (a proxy reusing its pool for a tunnel or a web terminal):
+  // from then on it is not HTTP's to close.
+  const leavesHttp = (req: IncomingMessage) => {
+    idle.delete(req.socket);
+    inFlight.set(req.socket, Number.POSITIVE_INFINITY);
+  };
+  // (A listener for `connect` is not added: with none, Node closes a CONNECT request's connection itself.)
+  server.on('upgrade', leavesHttp);
   server.on('connection', (socket: Socket) => {
     open++;
     socket.once('close', () => {

@@ -85,6 +85,47 @@ describe('open files: the public listener keeps within the limit', () => {
     expect(lines.join('')).to.include('idle keep-alive connections are being closed');
   });
 
+  it('keeps a connection upgraded after a request, and one with a pipelined request still unanswered', async () => {
+    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+      // The second request of a pipelined pair is answered late.
+      if (req.url === '/slow') setTimeout(() => res.end('slow'), 600);
+      else res.end('ok');
+    });
+    servers.push(server);
+    server.on('upgrade', (_req, socket: Socket) => {
+      sockets.push(socket);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: test\r\nconnection: upgrade\r\n\r\n');
+    });
+    const { log } = logSink();
+    const open = keepWithinOpenFiles(server, { limit: 100, reclaimAt: 4, maxConnections: 10 }, log);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    // Answers one request, then asks for an upgrade on the same connection, as a proxy's pooled connection may.
+    const upgraded = await client(port, true);
+    upgraded.socket.write('GET /tunnel HTTP/1.1\r\nhost: x\r\nconnection: upgrade\r\nupgrade: test\r\n\r\n');
+    const [switched] = (await once(upgraded.socket, 'data')) as [Buffer];
+    expect(switched.toString()).to.match(/^HTTP\/1.1 101/);
+    // Two requests in one write: the first is answered at once, the second later.
+    const pipelined = await client(port, false);
+    let answered = '';
+    pipelined.socket.on('data', (chunk: Buffer) => {
+      answered += chunk.toString();
+    });
+    pipelined.socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\nGET /slow HTTP/1.1\r\nhost: x\r\n\r\n');
+    while (!answered.includes('ok')) await new Promise((resolve) => setTimeout(resolve, 10));
+    const idle = await client(port, true);
+    await client(port, false);
+    expect(open()).to.equal(4);
+    expect(await settled(idle.closed)).to.equal(true);
+    expect(await settled(upgraded.closed)).to.equal(false);
+    expect(await settled(pipelined.closed)).to.equal(false);
+    while (!answered.includes('slow') && !pipelined.socket.destroyed) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(answered).to.include('slow');
+  });
+
   it('refuses new connections past maxConnections and keeps the ones it holds', async () => {
     const { port, open, lines } = await listening({ limit: 100, reclaimAt: 100, maxConnections: 3 });
     const held = [await client(port, false), await client(port, false), await client(port, false)];
