@@ -67,7 +67,10 @@ describe('agent identity', () => {
       expect(statSync(path).mode & 0o777).to.equal(0o600);
       const second = await loadOrCreateDeviceKey(path);
       expect(second.created).to.equal(false);
-      expect(second.key).to.deep.equal(first.key);
+      expect(second.key.privateKey).to.equal(first.key.privateKey);
+      expect(second.key.publicKey).to.equal(first.key.publicKey);
+      // The parsed key is that same key, ready to sign proofs.
+      expect(second.key.signingKey.equals(createPrivateKey(first.key.privateKey))).to.equal(true);
       expect(readFileSync(path, 'utf8')).to.equal(first.key.privateKey);
       // The same key works as the ssh2 host key.
       expect(ssh2.utils.parseKey(first.key.privateKey)).to.not.be.instanceOf(Error);
