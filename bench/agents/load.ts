@@ -297,6 +297,21 @@ class LoadAgent {
     };
     const started = performance.now();
     const inWindow = started >= this.fleet.windowFrom;
+    const pending = { started };
+    this.fleet.inFlight.add(pending);
+    try {
+      await this.call(headers, body, started, inWindow);
+    } finally {
+      this.fleet.inFlight.delete(pending);
+    }
+  }
+
+  private async call(
+    headers: Record<string, string>,
+    body: ReturnType<LoadAgent['body']>,
+    started: number,
+    inWindow: boolean,
+  ): Promise<void> {
     const res = await fetch(`${this.fleet.url()}/api/devices/auth`, {
       method: 'POST',
       headers,
@@ -362,7 +377,7 @@ class LoadAgent {
   keepalive(): void {
     const tick = () => {
       if (this.stopped) return;
-      if (this.online) this.auth().catch(() => {});
+      if (this.online) this.auth().catch((error) => this.fleet.failed(error));
       this.timer = setTimeout(tick, INTERVAL_MS);
     };
     this.timer = setTimeout(tick, Math.random() * INTERVAL_MS);
@@ -381,6 +396,8 @@ class Fleet {
   authLatencies: number[] = [];
   /** When the steady window opened (performance.now()); calls that started before it are not counted. */
   windowFrom = Number.POSITIVE_INFINITY;
+  /** When each call in flight started: those still unanswered when the window ends count as taking that long. */
+  inFlight = new Set<{ started: number }>();
   /** The window's availability calls slower than SLOW_CALL_MS: when each started, when its answer's head came. */
   slowCalls: SlowCall[] = [];
   agents: LoadAgent[] = [];
@@ -476,6 +493,9 @@ function worker(): void {
     },
     windowEnd(): WindowReport {
       loop?.disable();
+      const end = performance.now();
+      for (const { started } of fleet.inFlight)
+        if (started >= fleet.windowFrom) fleet.authLatencies.push(end - started);
       const cpu = process.cpuUsage(cpuFrom);
       const ms = (ns: number) => ns / 1e6;
       return {
@@ -690,7 +710,7 @@ async function main(): Promise<void> {
     }
 
     // Restart: agents see their tunnels drop and come back on their own backoff.
-    await fleet.takeFailures();
+    const windowFailures = await fleet.takeFailures();
     server.child.kill('SIGTERM');
     await server.exited;
     const downAt = performance.now();
@@ -744,6 +764,7 @@ async function main(): Promise<void> {
       auth_p99_ms: Number(percentile(latencies, 99).toFixed(2)),
       auth_p90_p999_max_ms: [90, 99.9, 100].map((p) => Number(percentile(latencies, p).toFixed(1))),
       auth_over_100ms: slowCalls.length,
+      auth_failed_in_and_after_window_by_reason: windowFailures,
       auth_over_100ms_head_share: Number(
         (
           slowCalls.reduce((t, c) => t + c.headersMs, 0) /
