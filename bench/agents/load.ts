@@ -29,6 +29,7 @@ import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/age
 import { type ProofSubject, proofHeaders } from '@gatehouse/agent/protocol';
 import { AGENT_VERSION } from '@gatehouse/agent/version';
 import { WebSocket } from 'ws';
+import { openFilesLimit } from '../../core/http/open-files';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
 import { dropJsonFlag, writeFigures } from '../figures';
 
@@ -64,11 +65,6 @@ function procStat(pid: number): { rssKiB: number; cpuTicks: number } {
   return { rssKiB, cpuTicks };
 }
 const TICKS_PER_SECOND = 100;
-
-/** This process's limit on open files (`ulimit -n`), which the server and the load processes inherit. */
-function openFilesLimit(): number {
-  return Number(/Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 0);
-}
 
 /** How many files (sockets included) process `pid` has open; 0 once it is gone. */
 function openFiles(pid: number): number {
@@ -798,7 +794,8 @@ async function main(): Promise<void> {
       online_after_restart: await fleet.onlineCount(),
       restart_failed_attempts_by_reason: restartFailures,
       restart_most_open_files_server_and_tool: [mostOpen.server, mostOpen.tool],
-      open_files_limit: openFilesLimit(),
+      // The server reads the same limit, and the load processes inherit it from this one.
+      open_files_limit: openFilesLimit() ?? 0,
     };
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
     writeFigures(results);
