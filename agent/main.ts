@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, USAGE } from './config';
 import { DeviceAgent } from './device-agent';
 import { consoleLog } from './log';
+import { missingNodeFlagsNote } from './node-flags';
 import { AGENT_VERSION } from './version';
 
 /** gatehouse-agent: exits 2 on a configuration error, 1 on a start failure, 0 after a clean stop. */
@@ -23,6 +24,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`gatehouse-agent: ${error.message}\n`);
     return 2;
   }
+  const note = missingNodeFlagsNote(process.execArgv);
+  if (note) log.info(note);
   try {
     await agent.start();
   } catch (error) {

@@ -58,7 +58,7 @@ if [ "${GATEHOUSE_NO_SYSTEMD:-}" = "1" ]; then
   echo "installed into $ROOT (systemd not touched)"
   exit 0
 fi
-command -v systemctl >/dev/null 2>&1 || fail "systemd not found; run: node /opt/gatehouse-agent/gatehouse-agent.mjs with the settings in $env_file"
+command -v systemctl >/dev/null 2>&1 || fail "systemd not found; run: node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs with the settings in $env_file"
 systemctl daemon-reload
 systemctl enable --now gatehouse-agent.service
 echo "gatehouse-agent installed and started; follow it with: journalctl -u gatehouse-agent -f"

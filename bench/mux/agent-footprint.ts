@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_NODE_FLAGS } from '../../agent/node-flags';
 import { GatehouseServer } from '../../test/integration/agent/gatehouse-server';
 import {
   baseSshOptions,
@@ -30,7 +31,8 @@ const tarballKiB = Number(tarball.split('\t')[0]);
 
 const server = await GatehouseServer.start();
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-footprint-'));
-const nodeFlags = (process.env['AGENT_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+// As the systemd unit runs it (agent/node-flags.ts); AGENT_NODE_FLAGS replaces the options ("" for none).
+const nodeFlags = (process.env['AGENT_NODE_FLAGS'] ?? AGENT_NODE_FLAGS.join(' ')).split(' ').filter(Boolean);
 const child = spawn(process.execPath, [...nodeFlags, join(tree, 'gatehouse-agent.mjs')], {
   env: {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
+import { AGENT_NODE_FLAGS } from '../../agent/node-flags';
 import { ServerProcess } from '../../test/support/process-server';
 import type { LoginAnswer } from '../../test/support/server';
 import { benchAccount } from './account';
@@ -124,7 +125,14 @@ export class ProcessWorld {
     index: number,
     env: Record<string, string> = {},
   ): Promise<void> {
-    const child = spawn(process.execPath, [bundle], {
+    // The node options every launcher passes (agent/node-flags.ts); BENCH_AGENT_NODE_ARGS replaces them, for
+    // experiments ("" runs the agent without any).
+    const nodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? AGENT_NODE_FLAGS.join(' '))
+      .split(' ')
+      .filter(Boolean);
+    // AGENT_BENCH_STDOUT=FILE appends the agent's standard output there (V8's --trace-gc writes to it).
+    const stdout = process.env.AGENT_BENCH_STDOUT ? openSync(process.env.AGENT_BENCH_STDOUT, 'a') : 'ignore';
+    const child = spawn(process.execPath, [...nodeArgs, bundle], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: process.env.HOME ?? '/root',
@@ -140,8 +148,9 @@ export class ProcessWorld {
         ...this.nodeEnv(`agent-${name}`, process.env.BENCH_AGENT_NODE_OPTIONS),
         ...env,
       },
-      stdio: ['ignore', 'ignore', process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
+      stdio: ['ignore', stdout, process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
     });
+    if (typeof stdout === 'number') closeSync(stdout);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const agent: BenchAgent = { name, bundle, child, exited, uid: '' };
     this.agents.push(agent);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { architecture } from '../../../agent/identity';
+import { AGENT_NODE_FLAGS } from '../../../agent/node-flags';
 import { bundleFileName, installScriptPath } from '../../../agent/packaging/bundle';
 import { AGENT_VERSION } from '../../../agent/version';
 import { GatehouseServer } from './gatehouse-server';
@@ -94,7 +95,7 @@ describe('installing the agent from the server with the documented command (pend
         'GATEHOUSE_PRIVATE_KEY=/var/lib/gatehouse-agent/agent.key\n',
     );
     expect(readFileSync(join(root, 'etc/systemd/system/gatehouse-agent.service'), 'utf8')).to.include(
-      'ExecStart=/usr/bin/env node /opt/gatehouse-agent/gatehouse-agent.mjs',
+      `ExecStart=/usr/bin/env node ${AGENT_NODE_FLAGS.join(' ')} /opt/gatehouse-agent/gatehouse-agent.mjs`,
     );
     // ssh2's native crypto binding came along; without it ssh2 silently runs several times slower.
     expect(

@@ -27,7 +27,7 @@ export function dockerCommand(server: string, tenant: string): string {
 
 /** What the container runs (also run as is, outside Docker, by the console's tests). */
 export const agentInContainer =
-  'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node /opt/gatehouse-agent/gatehouse-agent.mjs';
+  'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs';
 
 /** Both commands with Copy buttons, for Home and an empty Devices list. */
 export function InstallCommands({ tenant }: { tenant: string }) {
