@@ -60,14 +60,21 @@ export class ProcessWorld {
       if (built.status !== 0) throw new Error('the agent bundle did not build');
     }
     if (opts.profileDir) mkdirSync(opts.profileDir, { recursive: true });
-    world.server = await ServerProcess.start(world.serverEnv('server'));
-    world.owner = await world.server.setup();
-    const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
-    world.namespace = ns.body.name as string;
-    const wanted = Object.entries(opts.agents ?? { 'bench-device': AGENT_BUNDLE });
-    for (const [i, [name, spec]] of wanted.entries()) {
-      const { bundle, env } = typeof spec === 'string' ? { bundle: spec, env: {} } : spec;
-      await world.startAgent(name, bundle, i, env);
+    try {
+      world.server = await ServerProcess.start(world.serverEnv('server'));
+      world.owner = await world.server.setup();
+      const ns = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
+      world.namespace = ns.body.name as string;
+      const wanted = Object.entries(opts.agents ?? { 'bench-device': AGENT_BUNDLE });
+      for (const [i, [name, spec]] of wanted.entries()) {
+        const { bundle, env } = typeof spec === 'string' ? { bundle: spec, env: {} } : spec;
+        await world.startAgent(name, bundle, i, env);
+      }
+    } catch (error) {
+      // A world that did not start leaves no server or agent behind: one outlived a failed run and took CPU from
+      // every later benchmark on the machine.
+      await world.stop().catch(() => undefined);
+      throw error;
     }
     return world;
   }
