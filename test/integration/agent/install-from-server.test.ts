@@ -115,7 +115,7 @@ describe('installing the agent from the server with the documented command (pend
         .split('\n')
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
-    installed = spawn(process.execPath, [entry], {
+    installed = spawn(process.execPath, [...AGENT_NODE_FLAGS, entry], {
       cwd: root,
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -141,6 +141,8 @@ describe('installing the agent from the server with the documented command (pend
         setTimeout(() => reject(new Error(`the installed agent did not register:\n${log}`)), 30_000),
       ),
     ]);
+    // Started with the unit's node options, it has no note about them.
+    expect(log).to.not.include('node was started without');
     await server.setStatus(uid, 'accept');
     await server.waitOnline(uid);
     const name = String((await server.device(uid))['name']);
