@@ -71,8 +71,8 @@ export class ProcessWorld {
         await world.startAgent(name, bundle, i, env);
       }
     } catch (error) {
-      // A world that did not start leaves no server or agent behind: one outlived a failed run and took CPU from
-      // every later benchmark on the machine.
+      // A world that did not start leaves no server or agent behind: one outlived a failed run by an hour, and ran
+      // beside every benchmark after it.
       await world.stop().catch(() => undefined);
       throw error;
     }
@@ -137,31 +137,48 @@ export class ProcessWorld {
     const nodeArgs = (process.env.BENCH_AGENT_NODE_ARGS ?? AGENT_NODE_FLAGS.join(' '))
       .split(' ')
       .filter(Boolean);
-    // AGENT_BENCH_STDOUT=FILE appends the agent's standard output there (V8's --trace-gc writes to it).
-    const stdout = process.env.AGENT_BENCH_STDOUT ? openSync(process.env.AGENT_BENCH_STDOUT, 'a') : 'ignore';
-    const child = spawn(process.execPath, [...nodeArgs, bundle], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: process.env.HOME ?? '/root',
-        GATEHOUSE_SERVER_ADDRESS: this.server.url,
-        GATEHOUSE_TENANT_ID: this.owner.tenant,
-        GATEHOUSE_PRIVATE_KEY: path.join(this.dir, `${name}.key`),
-        GATEHOUSE_PREFERRED_HOSTNAME: name,
-        GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
-        // As install.sh installs it: as root, every session runs as the account it names (bench/ssh/account.ts).
-        // Without root the agent can serve only its own user, which it requires a password for.
-        ...(process.getuid?.() === 0 ? {} : { GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD }),
-        // V8 settings of the agents' own, for experiments.
-        ...this.nodeEnv(`agent-${name}`, process.env.BENCH_AGENT_NODE_OPTIONS),
-        ...env,
-      },
-      stdio: ['ignore', stdout, process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
+    // AGENT_BENCH_STDOUT=FILE appends each agent's standard output to FILE.<name> (V8's --trace-gc writes there).
+    const stdout = process.env.AGENT_BENCH_STDOUT
+      ? openSync(`${process.env.AGENT_BENCH_STDOUT}.${name}`, 'a')
+      : 'ignore';
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [...nodeArgs, bundle], {
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/root',
+          GATEHOUSE_SERVER_ADDRESS: this.server.url,
+          GATEHOUSE_TENANT_ID: this.owner.tenant,
+          GATEHOUSE_PRIVATE_KEY: path.join(this.dir, `${name}.key`),
+          GATEHOUSE_PREFERRED_HOSTNAME: name,
+          GATEHOUSE_PREFERRED_IDENTITY: `02:00:00:00:00:${(0x42 + index).toString(16)}`,
+          // As install.sh installs it: as root, every session runs as the account it names (bench/ssh/account.ts).
+          // Without root the agent can serve only its own user, which it requires a password for.
+          ...(process.getuid?.() === 0 ? {} : { GATEHOUSE_SINGLE_USER_PASSWORD: DEVICE_PASSWORD }),
+          // V8 settings of the agents' own, for experiments.
+          ...this.nodeEnv(`agent-${name}`, process.env.BENCH_AGENT_NODE_OPTIONS),
+          ...env,
+        },
+        stdio: ['ignore', stdout, process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
+      });
+    } finally {
+      if (typeof stdout === 'number') closeSync(stdout);
+    }
+    // A child that could not be spawned emits 'error' and never 'exit'.
+    const exited = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
     });
-    if (typeof stdout === 'number') closeSync(stdout);
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const agent: BenchAgent = { name, bundle, child, exited, uid: '' };
     this.agents.push(agent);
-    agent.uid = await this.waitForDevice(name);
+    const died = new Promise<never>((_, reject) => {
+      child.once('error', (err) => reject(new Error(`the agent of ${name} did not start: ${err.message}`)));
+      child.once('exit', (code, signal) =>
+        reject(new Error(`the agent of ${name} exited (${signal ?? code}) before it registered`)),
+      );
+    });
+    died.catch(() => undefined);
+    agent.uid = await Promise.race([this.waitForDevice(name), died]);
     const accepted = await this.api('PATCH', `/api/devices/${agent.uid}/accept`);
     if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
     for (let i = 0; i < 300; i++) {
@@ -266,7 +283,10 @@ export class ProcessWorld {
   async stop(): Promise<void> {
     for (const a of this.agents) {
       if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGTERM');
+      // An agent stuck in its shutdown must not hold the run (nor, when start failed, hide why).
+      const timer = setTimeout(() => a.child.kill('SIGKILL'), 10_000);
       await a.exited;
+      clearTimeout(timer);
     }
     for (const other of this.others.splice(0)) await other.stop();
     await this.server?.stop();
