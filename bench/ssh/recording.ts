@@ -13,6 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { loadAverage, processCpuSeconds } from './proc';
+import { settled } from './settled';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -116,16 +117,6 @@ function postgresPids(): number[] {
       .map(Number);
   } catch {
     return [];
-  }
-}
-
-/** Waits until no session of the world is open any more (the journal has flushed and closed it). */
-async function settled(world: ProcessWorld): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const res = await world.api('GET', '/api/sessions?per_page=5');
-    const list = (Array.isArray(res.body) ? res.body : []) as { active?: boolean }[];
-    if (!list.some((s) => s.active)) return;
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
