@@ -90,8 +90,9 @@ export type ProofCheck =
 /**
  * Parsed device keys by the digest of their PEM text, the most recently used last. Parsing a PEM key with OpenSSL 3's
  * decoders took 0.2 ms, more than checking the signature itself, on every availability call and tunnel of every
- * agent (bench/RESULTS.md, "10,000 agents"); `readPublicKey` reads the usual keys faster, once each. Bounded: past the limit the least recently used key goes, and keys
- * are held by digest, so an entry's size does not depend on what a caller sends.
+ * agent (bench/RESULTS.md, "10,000 agents"); `readPublicKey` reads the usual keys faster, once each. Bounded: past
+ * the limit the least recently used key goes, and keys are held by digest, so an entry's size does not depend on
+ * what a caller sends.
  */
 const parsedKeys = new Map<string, KeyObject>();
 const PARSED_KEYS_MAX = 16_384;

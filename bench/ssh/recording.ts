@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { loadAverage, processCpuSeconds } from './proc';
-import { settled } from './settled';
+import { recordingPairs, settled } from './recording-pairs';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -61,25 +61,11 @@ async function main(): Promise<void> {
       await settled(world);
       return { ms, cpu: cpu() - before, server: serverCpu() - serverBefore, store: storeCpu() - storeBefore };
     };
-    // One run of each first, not counted: the first connection warms the server's code paths and the store's cache.
-    await run(false);
-    await run(true);
-    const off: Run[] = [];
-    const on: Run[] = [];
-    for (let i = 0; i < pairs; i++) {
-      // Alternate which half goes first, so a trend in the machine's load does not favour one.
-      if (i % 2 === 0) {
-        off.push(await run(false));
-        on.push(await run(true));
-      } else {
-        on.push(await run(true));
-        off.push(await run(false));
-      }
-      const [a, b] = [off.at(-1), on.at(-1)] as [Run, Run];
-      const show = (r: Run) =>
-        `${r.ms.toFixed(0)} ms (CPU ${r.cpu.toFixed(2)} s, server ${r.server.toFixed(2)} s, PostgreSQL ${r.store.toFixed(2)} s)`;
-      console.log(`pair ${i + 1}: off ${show(a)}, on ${show(b)}, load ${loadAverage()}`);
-    }
+    const show = (r: Run) =>
+      `${r.ms.toFixed(0)} ms (CPU ${r.cpu.toFixed(2)} s, server ${r.server.toFixed(2)} s, PostgreSQL ${r.store.toFixed(2)} s)`;
+    const { off, on } = await recordingPairs(pairs, run, (a, b, pair) =>
+      console.log(`pair ${pair}: off ${show(a)}, on ${show(b)}, load ${loadAverage()}`),
+    );
     const offMs = median(off.map((r) => r.ms));
     const onMs = median(on.map((r) => r.ms));
     const offCpu = median(off.map((r) => r.cpu));

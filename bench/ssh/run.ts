@@ -26,7 +26,7 @@ import {
   processCpuSeconds,
   processTimes,
 } from './proc';
-import { settled } from './settled';
+import { recordingPairs, settled } from './recording-pairs';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -281,15 +281,13 @@ async function main(): Promise<void> {
   ];
   const setRecording = (on: boolean) =>
     world.api('PUT', `/api/namespaces/${world.owner.tenant}`, { settings: { session_record: on } });
-  const on: number[] = [];
-  const off: number[] = [];
   const pairs = process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : 5;
   // With BENCH_SERVER_NODE_OPTIONS="--require bench/ssh/trace-gc.cjs", each run also says how many major
   // collections the server made during it.
   const majors = () => world.server.lines.filter((line) => line.includes('Mark-Compact')).length;
   const gcs = (from: number) => (majors() > 0 ? ` (${majors() - from} server major GCs)` : '');
-  // As bench/ssh/recording.ts measures it: one run of each first, not counted; the half that goes first alternates;
-  // and each run waits for its session to be closed in the store before the next starts.
+  // As bench/ssh/recording.ts measures it (recording-pairs.ts), each run waiting for its session to be closed in the
+  // store before the next starts.
   const recorded = async (wanted: boolean) => {
     await setRecording(wanted);
     const from = majors();
@@ -297,21 +295,13 @@ async function main(): Promise<void> {
     await settled(world);
     return { ms, gcs: gcs(from) };
   };
-  if (pairs > 0) {
-    await recorded(false);
-    await recorded(true);
-  }
-  for (let i = 0; i < pairs; i++) {
-    const [first, second] = i % 2 === 0 ? [false, true] : [true, false];
-    const a = await recorded(first);
-    const b = await recorded(second);
-    const [offRun, onRun] = first ? [b, a] : [a, b];
-    off.push(offRun.ms);
-    on.push(onRun.ms);
+  const runs = await recordingPairs(pairs, recorded, (a, b, pair) =>
     console.log(
-      `recording pair ${i + 1}: off ${offRun.ms.toFixed(0)} ms${offRun.gcs}, on ${onRun.ms.toFixed(0)} ms${onRun.gcs}`,
-    );
-  }
+      `recording pair ${pair}: off ${a.ms.toFixed(0)} ms${a.gcs}, on ${b.ms.toFixed(0)} ms${b.gcs}`,
+    ),
+  );
+  const off = runs.off.map((r) => r.ms);
+  const on = runs.on.map((r) => r.ms);
   const rec = { offMs: median(off), onMs: median(on) };
   if (pairs > 0) console.log('recording', rec);
 

@@ -164,20 +164,16 @@ export class ProcessWorld {
     } finally {
       if (typeof stdout === 'number') closeSync(stdout);
     }
-    // A child that could not be spawned emits 'error' and never 'exit'.
-    const exited = new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.once('error', () => resolve());
+    // How the process ended: a child that could not be spawned emits 'error' and never 'exit'.
+    const ended = new Promise<string>((resolve) => {
+      child.once('exit', (code, signal) => resolve(`exited (${signal ?? code})`));
+      child.once('error', (err) => resolve(`did not start (${err.message})`));
     });
-    const agent: BenchAgent = { name, bundle, child, exited, uid: '' };
+    const agent: BenchAgent = { name, bundle, child, exited: ended.then(() => undefined), uid: '' };
     this.agents.push(agent);
-    const died = new Promise<never>((_, reject) => {
-      child.once('error', (err) => reject(new Error(`the agent of ${name} did not start: ${err.message}`)));
-      child.once('exit', (code, signal) =>
-        reject(new Error(`the agent of ${name} exited (${signal ?? code}) before it registered`)),
-      );
+    const died = ended.then((how): never => {
+      throw new Error(`the agent of ${name} ${how} before it registered`);
     });
-    died.catch(() => undefined);
     agent.uid = await Promise.race([this.waitForDevice(name), died]);
     const accepted = await this.api('PATCH', `/api/devices/${agent.uid}/accept`);
     if (accepted.status !== 200) throw new Error(`accept answered ${accepted.status}`);
