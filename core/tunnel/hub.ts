@@ -433,6 +433,11 @@ export class TunnelHub {
     this.log.debug({ uid, remoteAddr, replaced: previous !== undefined }, 'tunnel up');
   }
 
+  /** Settles once the presence writes queued so far for this device (its online, its offline) are done. */
+  async presenceWritten(uid: string): Promise<void> {
+    await this.writes.get(uid);
+  }
+
   /** Presence writes of one device run in order, so an early close cannot be overtaken by its own online. */
   private serial(uid: string, write: () => Promise<void>): void {
     const next = (this.writes.get(uid) ?? Promise.resolve())

@@ -179,9 +179,14 @@ describe('devices: the tunnel endpoint under bad input', function () {
     const first = await dial(d.token, proof(d));
     if (!('ws' in first)) throw new Error('first tunnel refused');
     agentOn(first.ws);
+    const hub = server.kernel.container.cradle.tunnelHub;
+    // Stored online first: the presence write is asynchronous, and a read before it lands says nothing.
     await eventually(
-      async () => (server.kernel.container.cradle.tunnelHub.isOnline(d.uid) ? true : undefined),
-      'first tunnel',
+      async () =>
+        (await server.api('GET', `/api/devices/${d.uid}`, { token: me.token })).body.online
+          ? true
+          : undefined,
+      'first tunnel written online',
     );
     const firstClosed = once(first.ws, 'close');
     const second = await dial(d.token, proof(d));
@@ -189,6 +194,9 @@ describe('devices: the tunnel endpoint under bad input', function () {
     agentOn(second.ws);
     await firstClosed;
     expect(await roundTrip(d.uid)).to.contain('still here');
+    expect(hub.isOnline(d.uid)).to.equal(true);
+    // Whatever the old tunnel's close queued (an offline would be the defect) has been written by now.
+    await hub.presenceWritten(d.uid);
     const device = await server.api('GET', `/api/devices/${d.uid}`, { token: me.token });
     expect(device.body.online).to.equal(true);
   });

@@ -35,6 +35,20 @@ async function connectWhenListening(port: number): Promise<Socket> {
   throw new Error(`nothing listens on ${port}`);
 }
 
+/** The port OpenSSH reports for `-R 0:...`: "Allocated port N for remote forward to ...". */
+function allocatedPort(ssh: ChildProcess): Promise<number> {
+  // A listener, not an iterator: the pipe stays open and drained, so a later line cannot stall or end ssh.
+  return new Promise((resolve, reject) => {
+    let said = '';
+    ssh.stderr?.on('data', (chunk: Buffer) => {
+      said += chunk.toString();
+      const found = /Allocated port (\d+) for remote forward/.exec(said);
+      if (found) resolve(Number(found[1]));
+    });
+    ssh.once('exit', (code) => reject(new Error(`ssh ended (${code}) without a remote port: ${said}`)));
+  });
+}
+
 async function roundTrip(sock: Socket, text: string): Promise<string> {
   sock.write(text);
   let got = '';
@@ -241,16 +255,18 @@ for (const upstream of UPSTREAMS) {
     });
 
     it('carries a remote forward (-R): a connection to the device-side port reaches the user side', async () => {
-      const port = await freePort();
+      // Port 0: the device picks a free port and the gateway hands it back, which OpenSSH prints. A port chosen
+      // here beforehand could be taken by a parallel suite before the device binds it.
       const ssh = background([
         ...base(),
         '-N',
         '-o',
         'ExitOnForwardFailure=yes',
         '-R',
-        `${port}:127.0.0.1:${echo.port}`,
+        `0:127.0.0.1:${echo.port}`,
         host(),
       ]);
+      const port = await allocatedPort(ssh);
       const sock = await connectWhenListening(port);
       expect(await roundTrip(sock, 'through -R')).to.equal('through -R');
       sock.destroy();
