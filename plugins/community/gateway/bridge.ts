@@ -1,5 +1,6 @@
 import { ChannelOutput } from '@gatehouse/agent/ssh/channel-output';
 import { sshExitSignal } from '@gatehouse/agent/ssh/signals';
+import type { Logger } from '@gatehouse/core';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
 import type { SessionJournal } from './journal';
 import type { ExitStatus, SessionCommand, TargetSession, Upstream } from './upstream';
@@ -17,6 +18,8 @@ export interface SeatContext {
   agentRelay: boolean;
   /** Marks activity for the idle timeout. */
   touch(): void;
+  /** The connection's logger: a seat logs each step at debug level, so a session that hangs says where. */
+  log: Logger;
 }
 
 /**
@@ -94,12 +97,16 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
       env,
       agentForward: agent,
     };
+    const asked = Date.now();
+    ctx.log.debug({ seat, request: command.kind }, 'ssh session request');
     ctx.upstream.open(request).then(
       (target) => {
+        ctx.log.debug({ seat, ms: Date.now() - asked }, 'device session open');
         up = target;
         relay(down, target, command.kind);
       },
       (err: Error) => {
+        ctx.log.debug({ seat, ms: Date.now() - asked, err: err.message }, 'device session refused');
         journal.event('refused', seat, { request: command.kind, reason: err.message });
         down.stderr.write(`gatehouse: the device refused the ${command.kind} request\r\n`);
         down.exit(1);
@@ -154,7 +161,9 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
       journal.event('code' in status ? 'exit-status' : 'exit-signal', seat, status);
     });
     target.onClose(() => {
+      ctx.log.debug({ seat, exit }, 'device session closed');
       output.drained().then(() => {
+        ctx.log.debug({ seat }, 'ssh session output drained');
         if (exit && 'code' in exit) down.exit(exit.code);
         else if (exit) {
           // Whatever the target said (an SSH upstream passes on any name): ssh2 throws on a name SSH lacks.

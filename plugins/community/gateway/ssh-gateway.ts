@@ -324,6 +324,7 @@ class GatewayConnection {
           announcement: a.announcement,
           agentRelay: true,
           touch,
+          log: this.gw.log,
         });
       }),
     );

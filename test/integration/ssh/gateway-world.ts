@@ -247,7 +247,10 @@ export class GatewayWorld {
       const timer = setTimeout(() => {
         child.kill('SIGKILL');
         reject(
-          new Error(`${tool} ${args.join(' ')} timed out; stderr ends: ${err.slice(-300)}\n${this.state()}`),
+          new Error(
+            `${tool} ${args.join(' ')} timed out; stdout ends: ${JSON.stringify(Buffer.concat(out).subarray(-200).toString())}; ` +
+              `stderr ends: ${err.slice(-300)}\n${this.state()}`,
+          ),
         );
       }, opts.timeoutMs ?? 30_000);
       child.once('error', reject);
