@@ -29,17 +29,47 @@ export function processCpuSeconds(pid: number | 'self'): number {
  * (the postmaster reaps the backends of closed connections). Includes other users of the same server.
  */
 export function postgresCpuSeconds(): number {
-  let total = 0;
+  return [...postgresCpuByRole().values()].reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The same CPU seconds by what each process is, from its title: `backend` for the connections' processes, the
+ * background workers by name (`walwriter`, `checkpointer`, `autovacuum worker`, ...), and `postmaster` with the
+ * children it reaped (backends of closed connections, autovacuum workers that have finished).
+ */
+export function postgresCpuByRole(): Map<string, number> {
+  const roles = new Map<string, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
+    let title: string;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
     } catch {
       continue;
     }
-    total += processCpuSeconds(Number(entry));
+    const role = postgresRole(title);
+    roles.set(role, (roles.get(role) ?? 0) + processCpuSeconds(Number(entry)));
   }
-  return total;
+  return roles;
+}
+
+/** "postgres: 15/main: walwriter" is the wal writer; a title naming a user, database and address is a backend. */
+function postgresRole(title: string): string {
+  const described = /^postgres: (?:[^:]+: )?(.*)$/.exec(title)?.[1];
+  if (described === undefined) return 'postmaster';
+  if (/\(\d+\)|\[local\]/.test(described)) return 'backend';
+  return described.replace(/\s+(launcher|worker)\b.*$/, ' $1').trim();
+}
+
+/** What CPU moved between two readings of postgresCpuByRole, largest first, as "role 0.12 s, ...". */
+export function postgresCpuDifference(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after]
+    .map(([role, seconds]) => [role, seconds - (before.get(role) ?? 0)] as const)
+    .filter(([, seconds]) => seconds >= 0.005)
+    .sort((a, b) => b[1] - a[1])
+    .map(([role, seconds]) => `${role} ${seconds.toFixed(2)} s`)
+    .join(', ');
 }
 
 /** The machine's load averages, for the log line of each figure. */

@@ -10,9 +10,14 @@
  * The run's figures are one line per pair and a summary; `bench/ssh/run.ts` measures the same thing among its
  * other figures, with 5 pairs.
  */
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { loadAverage, processCpuSeconds } from './proc';
+import {
+  loadAverage,
+  postgresCpuByRole,
+  postgresCpuDifference,
+  processCpuSeconds,
+  processTimes,
+} from './proc';
 import { recordingPairs, settled } from './recording-pairs';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
@@ -48,21 +53,35 @@ async function main(): Promise<void> {
     };
     const cpu = () => world.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     const serverCpu = () => processCpuSeconds(world.pids[0] ?? 0);
-    const storeCpu = () => postgresPids().reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
+    const storeCpu = () => [...postgresCpuByRole().values()].reduce((a, b) => a + b, 0);
     const run = async (wanted: boolean) => {
       const on = only === undefined ? wanted : only === 'on';
       await setRecording(on);
       const before = cpu();
       const serverBefore = serverCpu();
-      const storeBefore = storeCpu();
+      // The ssh client's CPU: this process reaps it, so it lands in this process's children's time.
+      const clientBefore = processTimes('self').children;
+      const rolesBefore = postgresCpuByRole();
+      const storeBefore = [...rolesBefore.values()].reduce((a, b) => a + b, 0);
       const ms = await timed('ssh', command);
       // What the store still has to take after the client has its output is the server's work too: wait for the
       // session's rows before reading the CPU counters (at most a few seconds).
       await settled(world);
-      return { ms, cpu: cpu() - before, server: serverCpu() - serverBefore, store: storeCpu() - storeBefore };
+      const roles = postgresCpuDifference(rolesBefore, postgresCpuByRole());
+      const store = storeCpu() - storeBefore;
+      const client = processTimes('self').children - clientBefore;
+      const spent = cpu() - before;
+      return {
+        ms,
+        cpu: spent,
+        server: serverCpu() - serverBefore,
+        store,
+        roles,
+        path: spent + store + client,
+      };
     };
     const show = (r: Run) =>
-      `${r.ms.toFixed(0)} ms (CPU ${r.cpu.toFixed(2)} s, server ${r.server.toFixed(2)} s, PostgreSQL ${r.store.toFixed(2)} s)`;
+      `${r.ms.toFixed(0)} ms (whole path ${r.path.toFixed(2)} s of CPU; server and agent ${r.cpu.toFixed(2)} s, server ${r.server.toFixed(2)} s, PostgreSQL ${r.store.toFixed(2)} s${r.roles ? `: ${r.roles}` : ''})`;
     const { off, on } = await recordingPairs(pairs, run, (a, b, pair) =>
       console.log(`pair ${pair}: off ${show(a)}, on ${show(b)}, load ${loadAverage()}`),
     );
@@ -72,6 +91,11 @@ async function main(): Promise<void> {
     const onCpu = median(on.map((r) => r.cpu));
     const offServer = median(off.map((r) => r.server));
     const onServer = median(on.map((r) => r.server));
+    const offPath = median(off.map((r) => r.path));
+    const onPath = median(on.map((r) => r.path));
+    // Each pair's own cost, then the median: a pair shares its few seconds of the machine's noise.
+    const pairCost = (key: 'ms' | 'path') =>
+      median(off.map((a, i) => (((on[i]?.[key] ?? a[key]) - a[key]) / a[key]) * 100));
     const offStore = median(off.map((r) => r.store));
     const onStore = median(on.map((r) => r.store));
     console.log(
@@ -79,6 +103,11 @@ async function main(): Promise<void> {
         `cost ${(((onMs - offMs) / offMs) * 100).toFixed(1)} %; server and agent CPU off ${offCpu.toFixed(2)} s, ` +
         `on ${onCpu.toFixed(2)} s, cost ${(((onCpu - offCpu) / offCpu) * 100).toFixed(1)} %; ` +
         `the server's alone off ${offServer.toFixed(2)} s, on ${onServer.toFixed(2)} s; PostgreSQL's CPU off ${offStore.toFixed(2)} s, on ${onStore.toFixed(2)} s`,
+    );
+    console.log(
+      `whole path's CPU (ssh client, server, agent, PostgreSQL), medians: off ${offPath.toFixed(2)} s, on ${onPath.toFixed(2)} s, ` +
+        `cost ${(((onPath - offPath) / offPath) * 100).toFixed(1)} %; median of the pairs' own costs: wall ${pairCost('ms').toFixed(1)} %, ` +
+        `CPU ${pairCost('path').toFixed(1)} %`,
     );
   } finally {
     await world.stop();
@@ -92,18 +121,10 @@ interface Run {
   cpu: number;
   server: number;
   store: number;
-}
-
-/** PostgreSQL's processes on this machine (its backends for the server's pool among them), if any run here. */
-function postgresPids(): number[] {
-  try {
-    return execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
+  /** PostgreSQL's CPU by process (backend, walwriter, checkpointer, ...). */
+  roles: string;
+  /** CPU seconds of the whole path: the ssh client, the server, the agent and PostgreSQL. */
+  path: number;
 }
 
 main().then(
