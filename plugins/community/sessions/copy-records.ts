@@ -26,6 +26,19 @@ const ROW_HEAD = 2 + (4 + 16) + 4 + (4 + 4) + (4 + 8) + (4 + 4) + (4 + 4) + 4;
 const COPY_DATA = 0x64;
 
 /**
+ * Run once on each connection before its first COPY. A COPY of a flush keeps every row's message in the backend's
+ * memory until the statement ends, so its heap grows by the flush's size (up to about 4 MiB) and, with glibc's
+ * malloc, goes back to the kernel at the end of each statement: the next COPY faults in fresh pages for every byte
+ * again. That was five sixths of PostgreSQL's CPU for recorded output, 0.31 s per 64 MB against 0.05 s once the heap
+ * is kept (bench/sessions/record-store.ts, bench/RESULTS.md). glibc keeps up to twice the largest block it has had
+ * to map and unmap on its own; this query makes the backend allocate and free one 8 MiB value, so from then on it
+ * keeps up to 16 MiB of freed heap. Elsewhere it is merely a cheap query.
+ */
+const READY_SQL = `select length(repeat('x', ${8 * 1024 * 1024})) as ready`;
+/** The pool's connections that have run READY_SQL. */
+const readied = new WeakSet<PgClient>();
+
+/**
  * Writes recorded output into `session_records` with PostgreSQL's binary COPY, through `pg`. Each
  * message goes to the socket from the memory it is in. With INSERT, the driver built every statement in a buffer it
  * grew as parameters arrived, copying each message two to four times; those allocations brought the server a major
@@ -75,6 +88,10 @@ export async function copyRecords(
   parts.push(dataHead(COPY_TRAILER.length), COPY_TRAILER);
   const client = (await db.client.acquireConnection()) as PgClient;
   try {
+    if (!readied.has(client)) {
+      await client.query(READY_SQL);
+      readied.add(client);
+    }
     await new Promise<void>((resolve, reject) => client.query(new CopyIn(COPY_SQL, parts, resolve, reject)));
   } finally {
     await db.client.releaseConnection(client);
@@ -104,6 +121,7 @@ interface PgConnection {
 
 interface PgClient {
   query(submittable: CopyIn): void;
+  query(text: string): Promise<unknown>;
 }
 
 /**
