@@ -75,7 +75,10 @@ describe('console: connectors, containers and a container terminal (enterprise, 
     await dialog.getByLabel('Use TLS').uncheck();
     expect(await dialog.getByLabel('CA certificate').count()).to.equal(0);
     await dialog.getByRole('button', { name: 'Add connector' }).click();
-    await page.getByText(/Connector added: connected to Podman Engine/).waitFor();
+    // Either outcome's toast first, so that a failure says what the engine answered.
+    const added = page.getByText(/^Connector added/);
+    await added.waitFor();
+    expect(await added.textContent()).to.match(/^Connector added: connected to Podman Engine/);
     const row = page.getByRole('row', { name: new RegExp(`127\\.0\\.0\\.1:${engine.port}`) });
     await row.getByText('Connected', { exact: true }).waitFor();
     await expectAccessible(page, 'connectors');

@@ -252,7 +252,7 @@ export class GatewayWorld {
               `stderr ends: ${err.slice(-300)}\n${this.state()}`,
           ),
         );
-      }, opts.timeoutMs ?? 30_000);
+      }, opts.timeoutMs ?? 45_000);
       child.once('error', reject);
       child.once('close', (code) => {
         clearTimeout(timer);
