@@ -3,7 +3,7 @@
  * (as users run the server and the agent), the benchmarks behind those goals, collects their figures (`--json`)
  * and prints one table: every goal, what this run measured, and whether it is met.
  *  - bench/ssh/run.ts: bulk up and down against direct `ssh` and `ssh -J`, CPU per GiB, 100 parallel sessions,
- *    the cost of recording (5 pairs);
+ *    the cost of recording (15 pairs);
  *  - bench/ssh/forwarded.ts: a connection forwarded through a second instance against a local one;
  *  - bench/agents/load.ts: 10,000 idle agents (RSS, auth p99, all back after a restart);
  *  - bench/store/models.ts: the device list of a namespace with 100,000 devices.

@@ -8,7 +8,7 @@
  * Usage: `TEST_DATABASE_URL=postgres://... npx tsx bench/ssh/recording.ts [--pairs 7] [--mb 64] [--profile DIR]`.
  * `--profile DIR` runs the server and the agent under V8's profiler (cpu-profile.cjs) and leaves the profiles there.
  * The run's figures are one line per pair and a summary; `bench/ssh/run.ts` measures the same thing among its
- * other figures, with 5 pairs.
+ * other figures, with 15 pairs.
  */
 import path from 'node:path';
 import {

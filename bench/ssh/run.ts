@@ -30,6 +30,9 @@ import { recordingPairs, settled } from './recording-pairs';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
+/** Recording off and on, alternated: this many pairs (about 5 s each). */
+const RECORDING_PAIRS = 15;
+
 const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const BYTES = Math.round(gib * 1024 * 1024 * 1024);
 /**
@@ -272,7 +275,8 @@ async function main(): Promise<void> {
   }
 
   // Recording: PTY output of a command through the gateway, recording on vs off, alternated to share noise
-  // (5 pairs: one run takes about 3 s, and a single slow spell of the store moves a median of 3).
+  // (RECORDING_PAIRS pairs: five did not separate a 5 % effect from this machine's noise, fifteen did; bench/RESULTS.md,
+  // "PostgreSQL's page faults under recording").
   const ptyCmd = [
     ...gateway.slice(0, -1),
     '-tt',
@@ -281,7 +285,8 @@ async function main(): Promise<void> {
   ];
   const setRecording = (on: boolean) =>
     world.api('PUT', `/api/namespaces/${world.owner.tenant}`, { settings: { session_record: on } });
-  const pairs = process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : 5;
+  const pairs =
+    process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : RECORDING_PAIRS;
   // With BENCH_SERVER_NODE_OPTIONS="--require bench/ssh/trace-gc.cjs", each run also says how many major
   // collections the server made during it.
   const majors = () => world.server.lines.filter((line) => line.includes('Mark-Compact')).length;
@@ -352,7 +357,7 @@ async function main(): Promise<void> {
   }
   if (pairs > 0) {
     console.log(
-      `recording: 64 MB of PTY output, median of 5: off ${fmt(rec.offMs)} ms, on ${fmt(rec.onMs)} ms, cost ${fmt(((rec.onMs - rec.offMs) / rec.offMs) * 100)}%`,
+      `recording: 64 MB of PTY output, median of ${RECORDING_PAIRS}: off ${fmt(rec.offMs)} ms, on ${fmt(rec.onMs)} ms, cost ${fmt(((rec.onMs - rec.offMs) / rec.offMs) * 100)}%`,
     );
   }
 
