@@ -20,6 +20,7 @@ import knexFactory, { type Knex } from 'knex';
 import { copyRecords } from '../../plugins/community/sessions/copy-records';
 import { startServer } from '../../test/support/server';
 import { postgresCpuSeconds } from '../ssh/proc';
+import { median } from '../ssh/timing';
 
 const args = process.argv.slice(2);
 const option = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -49,10 +50,11 @@ function entries(kind: 'x' | 'text'): Buffer[] {
   const out: Buffer[] = [];
   for (let at = 0, from = 0; at < total; at += ENTRY) {
     if (from + ENTRY > source.length) from = 0;
-    // Cut at a line end so no entry splits a character.
-    const end = source.lastIndexOf(10, from + ENTRY - 1) + 1 || from + ENTRY;
-    out.push(source.subarray(from, end > from ? end : from + ENTRY));
-    from = end > from ? end : from + ENTRY;
+    // Cut after the entry's last line end, so no entry splits a character (the whole entry when it has none).
+    const lineEnd = source.lastIndexOf(10, from + ENTRY - 1) + 1;
+    const end = lineEnd > from ? lineEnd : from + ENTRY;
+    out.push(source.subarray(from, end));
+    from = end;
   }
   return out;
 }
@@ -132,7 +134,6 @@ try {
   );
   console.log('| output, connection | PostgreSQL CPU s | this process CPU s | wall ms |');
   console.log('|---|---|---|---|');
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
   for (const [name, rs] of results) {
     console.log(
       `| ${name} | ${median(rs.map((r) => r.pg)).toFixed(3)} (${rs.map((r) => r.pg.toFixed(2)).join(', ')}) | ` +

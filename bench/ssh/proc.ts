@@ -29,7 +29,12 @@ export function processCpuSeconds(pid: number | 'self'): number {
  * (the postmaster reaps the backends of closed connections). Includes other users of the same server.
  */
 export function postgresCpuSeconds(): number {
-  return [...postgresCpuByRole().values()].reduce((a, b) => a + b, 0);
+  return totalSeconds(postgresCpuByRole());
+}
+
+/** The sum of a reading of postgresCpuByRole. */
+export function totalSeconds(roles: Map<string, number>): number {
+  return [...roles.values()].reduce((a, b) => a + b, 0);
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   postgresCpuDifference,
   processCpuSeconds,
   processTimes,
+  totalSeconds,
 } from './proc';
 import { recordingPairs, settled } from './recording-pairs';
 import { median, timed } from './timing';
@@ -53,7 +54,6 @@ async function main(): Promise<void> {
     };
     const cpu = () => world.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     const serverCpu = () => processCpuSeconds(world.pids[0] ?? 0);
-    const storeCpu = () => [...postgresCpuByRole().values()].reduce((a, b) => a + b, 0);
     const run = async (wanted: boolean) => {
       const on = only === undefined ? wanted : only === 'on';
       await setRecording(on);
@@ -62,13 +62,13 @@ async function main(): Promise<void> {
       // The ssh client's CPU: this process reaps it, so it lands in this process's children's time.
       const clientBefore = processTimes('self').children;
       const rolesBefore = postgresCpuByRole();
-      const storeBefore = [...rolesBefore.values()].reduce((a, b) => a + b, 0);
       const ms = await timed('ssh', command);
       // What the store still has to take after the client has its output is the server's work too: wait for the
       // session's rows before reading the CPU counters (at most a few seconds).
       await settled(world);
-      const roles = postgresCpuDifference(rolesBefore, postgresCpuByRole());
-      const store = storeCpu() - storeBefore;
+      const rolesAfter = postgresCpuByRole();
+      const roles = postgresCpuDifference(rolesBefore, rolesAfter);
+      const store = totalSeconds(rolesAfter) - totalSeconds(rolesBefore);
       const client = processTimes('self').children - clientBefore;
       const spent = cpu() - before;
       return {
