@@ -275,6 +275,11 @@ export class TunnelHub {
       refuse(socket, 401, { message: 'missing or malformed instance token' });
       return true;
     }
+    if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') {
+      // Refused before a stream to the agent is opened: ws would end the socket without a word about it.
+      refuse(socket, 400, { message: 'a forwarded stream is a WebSocket upgrade' });
+      return true;
+    }
     const uid = url.searchParams.get('device') ?? '';
     const headerText = req.headers['x-gatehouse-stream'];
     const header = typeof headerText === 'string' ? parseStreamHeader(Buffer.from(headerText)) : undefined;
@@ -290,6 +295,13 @@ export class TunnelHub {
       refuse(socket, 503, { message: (err as Error).message.slice(0, 200) });
       return true;
     }
+    // The stream to the agent lives as long as the asking instance's socket. That covers an instance that gave up
+    // while the agent opened the stream, and a handshake ws refuses (a bad key or version) without calling back.
+    if (socket.destroyed) {
+      stream.destroy();
+      return true;
+    }
+    socket.once('close', () => stream.destroy());
     this.forwardWss.handleUpgrade(req, socket, head, (ws) => {
       const carried = createWebSocketStream(ws, { allowHalfOpen: false });
       carried.on('error', () => stream.destroy());
@@ -531,6 +543,7 @@ function remoteAddress(req: IncomingMessage): string {
 }
 
 const reasons: Record<number, string> = {
+  400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { request } from 'node:http';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { createCache } from '../../../core/cache';
@@ -87,6 +88,49 @@ describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABAS
     const tokens = world.server.kernel.container.cradle.tokens;
     const instance = await tokens.sign({ kind: 'instance', sub: 'test' }, 60);
     expect(await answer(world.server.url, instance)).to.equal(404);
+  });
+
+  it('opens no stream to the agent for an upgrade it cannot carry, and keeps none when the handshake fails', async () => {
+    const tunnels = (
+      world.server.kernel.container.cradle.tunnelHub as unknown as {
+        tunnels: Map<string, { session: { streams: Map<number, unknown> } }>;
+      }
+    ).tunnels;
+    const streams = () => tunnels.get(world.deviceUid)?.session.streams.size ?? -1;
+    const before = streams();
+    const tokens = world.server.kernel.container.cradle.tokens;
+    const instance = await tokens.sign({ kind: 'instance', sub: 'test' }, 60);
+    const status = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          new URL(`/internal/tunnel-stream?device=${world.deviceUid}`, world.server.kernel.internalUrl),
+          {
+            agent: false,
+            headers: {
+              authorization: `Bearer ${instance}`,
+              connection: 'Upgrade',
+              'x-gatehouse-stream': JSON.stringify({ kind: 'ssh' }),
+              ...headers,
+            },
+          },
+        );
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('upgrade', (_res, socket) => {
+          socket.destroy();
+          resolve(101);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await status({ upgrade: 'h2c' })).to.equal(400);
+    expect(streams()).to.equal(before);
+    // A WebSocket upgrade ws refuses (no key): the stream opened for it goes with the socket.
+    expect(await status({ upgrade: 'websocket', 'sec-websocket-version': '13' })).to.equal(400);
+    for (let i = 0; i < 50 && streams() !== before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(streams(), 'streams to the agent after the refused handshake').to.equal(before);
   });
 
   it('ends a session carried by the first server when the second answers the close call', async () => {
