@@ -13,10 +13,16 @@ import type { Logger } from '../log';
  * doubled the server's CPU (bench/RESULTS.md, "Open files in the reconnect storm").
  *
  * Two steps, as nginx takes with its reusable connections:
- * - past `reclaimAt` connections, the idle keep-alive connections are closed (at most once a second). A client
- *   whose idle connection is closed opens a new one for its next request;
+ * - past `reclaimAt` connections (at most once a second), connections that have sent nothing for
+ *   FIRST_REQUEST_GRACE_MS since they were accepted are closed, and then the longest-idle keep-alive connections
+ *   until the listener holds RECLAIM_TO of `reclaimAt`. A client whose idle connection is closed opens a new one
+ *   for its next request;
  * - past `maxConnections`, a new connection is closed as soon as it is accepted (Node's own `maxConnections`), so
  *   the process keeps the files the store, the cache and the SSH gateway need.
+ *
+ * The silent connections are what a client holding sockets open to fill the listener sends: nothing. Node would
+ * close each only after `headersTimeout` (60 s), and meanwhile every sweep would take the agents' idle connections
+ * instead. They are told apart by age, not by address: behind the proxy every client has the proxy's address.
  */
 export interface OpenFilesBudget {
   /** The process's limit on open files, from /proc/self/limits. */
@@ -26,6 +32,11 @@ export interface OpenFilesBudget {
   /** Connections to the listener beyond which a new one is closed at once. */
   maxConnections: number;
 }
+
+/** How long a new connection may go without its first request before a sweep near the limit closes it. */
+export const FIRST_REQUEST_GRACE_MS = 10_000;
+/** A sweep closes idle connections until the listener holds this share of `reclaimAt`. */
+const RECLAIM_TO = 0.75;
 
 /** The soft limit on open files of this process, or undefined where /proc does not say (not Linux). */
 export function openFilesLimit(limits = '/proc/self/limits'): number | undefined {
@@ -63,7 +74,10 @@ export function keepWithinOpenFiles(
 ): () => number {
   server.maxConnections = budget.maxConnections;
   let open = 0;
+  /** Idle connections, the longest idle first (a connection that goes idle again goes to the end). */
   const idle = new Set<Socket>();
+  /** Connections yet to send their first request, with when each was accepted (so the oldest first). */
+  const silent = new Map<Socket, number>();
   let lastReclaim = Number.NEGATIVE_INFINITY;
   let warnedReclaim = false;
   let warnedDrop = false;
@@ -72,6 +86,7 @@ export function keepWithinOpenFiles(
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     idle.delete(socket);
+    silent.delete(socket);
     inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
     res.once('close', () => {
       const left = (inFlight.get(socket) ?? 1) - 1;
@@ -83,15 +98,18 @@ export function keepWithinOpenFiles(
   // from then on it is not HTTP's to close.
   const leavesHttp = (req: IncomingMessage) => {
     idle.delete(req.socket);
+    silent.delete(req.socket);
     inFlight.set(req.socket, Number.POSITIVE_INFINITY);
   };
   // (A listener for `connect` is not added: with none, Node closes a CONNECT request's connection itself.)
   server.on('upgrade', leavesHttp);
   server.on('connection', (socket: Socket) => {
     open++;
+    silent.set(socket, now());
     socket.once('close', () => {
       open--;
       idle.delete(socket);
+      silent.delete(socket);
     });
     if (open < budget.reclaimAt || now() - lastReclaim < 1_000) return;
     lastReclaim = now();
@@ -103,8 +121,22 @@ export function keepWithinOpenFiles(
           'allow this process more open files (ulimit -n, systemd LimitNOFILE) for more agents',
       );
     }
-    for (const socket of idle) socket.destroy();
-    idle.clear();
+    // Sockets close a turn later, so `open` counts them still: what this sweep closed is counted here.
+    let left = open;
+    const overdue = now() - FIRST_REQUEST_GRACE_MS;
+    for (const [socket, accepted] of silent) {
+      if (accepted > overdue) break;
+      silent.delete(socket);
+      socket.destroy();
+      left--;
+    }
+    const target = Math.floor(budget.reclaimAt * RECLAIM_TO);
+    for (const socket of idle) {
+      if (left <= target) break;
+      idle.delete(socket);
+      socket.destroy();
+      left--;
+    }
   });
   // Node counts a connection it refused for maxConnections; say so once, with the same advice.
   server.on('drop', () => {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import {
+  FIRST_REQUEST_GRACE_MS,
   keepWithinOpenFiles,
   type OpenFilesBudget,
   openFilesBudget,
@@ -38,11 +39,11 @@ describe('open files: the public listener keeps within the limit', () => {
     return { log: createLogger({ log: { level: 'info', pretty: false } }, stream as never), lines };
   }
 
-  async function listening(budget: OpenFilesBudget) {
+  async function listening(budget: OpenFilesBudget, now: () => number = Date.now) {
     const server = createServer({ keepAliveTimeout: 65_000 }, (_req, res) => res.end('ok'));
     servers.push(server);
     const { log, lines } = logSink();
-    const open = keepWithinOpenFiles(server, budget, log);
+    const open = keepWithinOpenFiles(server, budget, log, now);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     return { port: (server.address() as AddressInfo).port, open, lines };
@@ -56,33 +57,57 @@ describe('open files: the public listener keeps within the limit', () => {
     socket.on('error', () => {});
     await once(socket, 'connect');
     if (request) {
-      socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
-      const [data] = (await once(socket, 'data')) as [Buffer];
-      expect(data.toString()).to.match(/^HTTP\/1.1 200/);
+      await ask(socket);
     }
     return { socket, closed };
+  }
+
+  /** One request on `socket`, answered. */
+  async function ask(socket: Socket) {
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+    const [data] = (await once(socket, 'data')) as [Buffer];
+    expect(data.toString()).to.match(/^HTTP\/1.1 200/);
   }
 
   const settled = (p: Promise<boolean>) =>
     Promise.race([p, new Promise((r) => setTimeout(() => r(false), 300))]);
 
-  it('closes the idle keep-alive connections near the limit, not one that has yet to send its first request', async () => {
+  it('closes the longest-idle keep-alive connections near the limit, not one that has yet to send its first request', async () => {
     const { port, open, lines } = await listening({ limit: 100, reclaimAt: 4, maxConnections: 10 });
-    const idle = [await client(port, true), await client(port, true)];
+    const first = await client(port, true);
+    const second = await client(port, true);
+    // The first connection's second request makes the second connection the one idle the longest.
+    await ask(first.socket);
     const fresh = await client(port, false);
-    expect(await settled(idle[0]!.closed)).to.equal(false);
-    // The fourth connection reaches `reclaimAt`: the two that answered a request go; the fresh ones stay.
+    expect(await settled(second.closed)).to.equal(false);
+    // The fourth connection reaches `reclaimAt`: idle ones go, the longest idle first, until three quarters of it
+    // are left; the fresh ones stay.
     const fourth = await client(port, false);
-    expect(await settled(idle[0]!.closed)).to.equal(true);
-    expect(await settled(idle[1]!.closed)).to.equal(true);
+    expect(await settled(second.closed)).to.equal(true);
+    expect(await settled(first.closed)).to.equal(false);
     expect(await settled(fresh.closed)).to.equal(false);
     expect(await settled(fourth.closed)).to.equal(false);
     // The fresh connection's first request is answered as usual.
-    fresh.socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
-    const [data] = (await once(fresh.socket, 'data')) as [Buffer];
-    expect(data.toString()).to.match(/^HTTP\/1.1 200/);
-    expect(open()).to.equal(2);
+    await ask(fresh.socket);
+    expect(open()).to.equal(3);
     expect(lines.join('')).to.include('idle keep-alive connections are being closed');
+  });
+
+  it('closes a connection silent since it was accepted, past the grace for a first request, before idle ones', async () => {
+    let clock = 1_000_000;
+    const { port, open } = await listening({ limit: 100, reclaimAt: 3, maxConnections: 10 }, () => clock);
+    const silent = await client(port, false);
+    clock += FIRST_REQUEST_GRACE_MS - 1;
+    const young = await client(port, false);
+    clock += 2;
+    const idle = await client(port, true);
+    // The third connection reaches `reclaimAt`. The first has sent nothing for longer than the grace and goes;
+    // that leaves the listener at three quarters of `reclaimAt` (2), so the idle one stays, and so does the young
+    // silent one.
+    expect(await settled(silent.closed)).to.equal(true);
+    expect(await settled(idle.closed)).to.equal(false);
+    expect(await settled(young.closed)).to.equal(false);
+    expect(open()).to.equal(2);
   });
 
   it('keeps a connection upgraded after a request, and one with a pipelined request still unanswered', async () => {
