@@ -25,6 +25,51 @@ export function processCpuSeconds(pid: number | 'self'): number {
 }
 
 /**
+ * What a process has asked of the kernel so far: read and write system calls and their bytes (/proc/<pid>/io; writev
+ * counts as one write, sockets included), and its context switches (/proc/<pid>/status), voluntary (it waited for
+ * something) and not (the scheduler took the CPU away). Zeros when the process is gone.
+ */
+export interface Activity {
+  reads: number;
+  writes: number;
+  readBytes: number;
+  writtenBytes: number;
+  voluntary: number;
+  involuntary: number;
+}
+
+export function processActivity(pid: number): Activity {
+  const field = (text: string, name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return {
+      reads: field(io, 'syscr'),
+      writes: field(io, 'syscw'),
+      readBytes: field(io, 'rchar'),
+      writtenBytes: field(io, 'wchar'),
+      voluntary: field(status, 'voluntary_ctxt_switches'),
+      involuntary: field(status, 'nonvoluntary_ctxt_switches'),
+    };
+  } catch {
+    return { reads: 0, writes: 0, readBytes: 0, writtenBytes: 0, voluntary: 0, involuntary: 0 };
+  }
+}
+
+/** `after` less `before`, field by field. */
+export function activityBetween(before: Activity, after: Activity): Activity {
+  return {
+    reads: after.reads - before.reads,
+    writes: after.writes - before.writes,
+    readBytes: after.readBytes - before.readBytes,
+    writtenBytes: after.writtenBytes - before.writtenBytes,
+    voluntary: after.voluntary - before.voluntary,
+    involuntary: after.involuntary - before.involuntary,
+  };
+}
+
+/**
  * CPU seconds of the machine's PostgreSQL so far: every process named `postgres`, with the children it reaped
  * (the postmaster reaps the backends of closed connections). Includes other users of the same server.
  */

@@ -12,9 +12,12 @@
  */
 import path from 'node:path';
 import {
+  type Activity,
+  activityBetween,
   loadAverage,
   postgresCpuByRole,
   postgresCpuDifference,
+  processActivity,
   processCpuSeconds,
   processTimes,
   totalSeconds,
@@ -54,6 +57,7 @@ async function main(): Promise<void> {
     };
     const cpu = () => world.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     const serverCpu = () => processCpuSeconds(world.pids[0] ?? 0);
+    const [serverPid = 0, agentPid = 0] = world.pids;
     const run = async (wanted: boolean) => {
       const on = only === undefined ? wanted : only === 'on';
       await setRecording(on);
@@ -62,6 +66,8 @@ async function main(): Promise<void> {
       // The ssh client's CPU: this process reaps it, so it lands in this process's children's time.
       const clientBefore = processTimes('self').children;
       const rolesBefore = postgresCpuByRole();
+      const serverIo = processActivity(serverPid);
+      const agentIo = processActivity(agentPid);
       const ms = await timed('ssh', command);
       // What the store still has to take after the client has its output is the server's work too: wait for the
       // session's rows before reading the CPU counters (at most a few seconds).
@@ -78,6 +84,10 @@ async function main(): Promise<void> {
         store,
         roles,
         path: spent + store + client,
+        io: {
+          server: activityBetween(serverIo, processActivity(serverPid)),
+          agent: activityBetween(agentIo, processActivity(agentPid)),
+        },
       };
     };
     const show = (r: Run) =>
@@ -109,6 +119,20 @@ async function main(): Promise<void> {
         `cost ${(((onPath - offPath) / offPath) * 100).toFixed(1)} %; median of the pairs' own costs: wall ${pairCost('ms').toFixed(1)} %, ` +
         `CPU ${pairCost('path').toFixed(1)} %`,
     );
+    // How the server and the agent moved the bytes: whether recording changes the agent's work, which does none of
+    // the recording, shows in the number and size of its reads and writes and in how often it waited.
+    for (const side of ['server', 'agent'] as const) {
+      const of = (runs: Run[]) => {
+        const m = (key: keyof Activity) => median(runs.map((r) => r.io[side][key]));
+        const kib = (bytes: number, calls: number) => (calls ? bytes / calls / 1024 : 0).toFixed(1);
+        return (
+          `${m('reads').toFixed(0)} reads of ${kib(m('readBytes'), m('reads'))} KiB, ` +
+          `${m('writes').toFixed(0)} writes of ${kib(m('writtenBytes'), m('writes'))} KiB, ` +
+          `${m('voluntary').toFixed(0)} waits, ${m('involuntary').toFixed(0)} preemptions`
+        );
+      };
+      console.log(`${side}'s system calls per run, medians: off ${of(off)}; on ${of(on)}`);
+    }
   } finally {
     await world.stop();
   }
@@ -125,6 +149,8 @@ interface Run {
   roles: string;
   /** CPU seconds of the whole path: the ssh client, the server, the agent and PostgreSQL. */
   path: number;
+  /** The server's and the agent's system calls and context switches during the run. */
+  io: { server: Activity; agent: Activity };
 }
 
 main().then(
