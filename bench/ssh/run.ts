@@ -32,6 +32,8 @@ import { ProcessWorld } from './world';
 
 /** Recording off and on, alternated: this many pairs (about 5 s each). */
 const RECORDING_PAIRS = 15;
+/** A terminal's output per run on each path: as much as the recording pairs print. */
+const PTY_BYTES = 64_000_000;
 
 const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
 const BYTES = Math.round(gib * 1024 * 1024 * 1024);
@@ -274,6 +276,31 @@ async function main(): Promise<void> {
     console.log(name, results[name], `load ${load()}`);
   }
 
+  // A terminal's output on each path (recording off): what a noisy build or a `cat` of a log costs, which moves in
+  // the pieces a PTY hands its reader, not in a bulk transfer's (bench/RESULTS.md, "What the agent does when the
+  // server records").
+  const ptyArgs = (args: string[]) => [
+    ...args.slice(0, -1),
+    '-tt',
+    args.at(-1) as string,
+    `head -c ${PTY_BYTES} /dev/zero | tr "\\0" x`,
+  ];
+  if (chosen.some(([n]) => n === 'gateway')) await setRecordingOf(world, false);
+  const pty: Record<string, number[]> = {};
+  for (let round = 0; round < 3; round++) {
+    for (const [name, args] of chosen) {
+      const ms = await timed('ssh', ptyArgs(args));
+      (pty[name] ??= []).push(PTY_BYTES / 1e6 / (ms / 1000));
+    }
+  }
+  for (const [name] of chosen) {
+    const own = results[name];
+    if (own) own.ptyMbPerS = median(pty[name] ?? []);
+  }
+  console.log(
+    `PTY output, ${PTY_BYTES / 1e6} MB, MB/s by round: ${chosen.map(([n]) => `${n} ${(pty[n] ?? []).map((x) => x.toFixed(0)).join(', ')}`).join('; ')}`,
+  );
+
   // Recording: PTY output of a command through the gateway, recording on vs off, alternated to share noise
   // (RECORDING_PAIRS pairs: five did not separate a 5 % effect from this machine's noise, fifteen did; bench/RESULTS.md,
   // "PostgreSQL's page faults under recording").
@@ -283,8 +310,7 @@ async function main(): Promise<void> {
     gateway.at(-1) as string,
     'head -c 64000000 /dev/zero | tr "\\0" x',
   ];
-  const setRecording = (on: boolean) =>
-    world.api('PUT', `/api/namespaces/${world.owner.tenant}`, { settings: { session_record: on } });
+  const setRecording = (on: boolean) => setRecordingOf(world, on);
   const pairs =
     process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : RECORDING_PAIRS;
   // With BENCH_SERVER_NODE_OPTIONS="--require bench/ssh/trace-gc.cjs", each run also says how many major
@@ -332,6 +358,7 @@ async function main(): Promise<void> {
   );
   row('`ssh ... true` to exit, median of 9 (ms)', 'connectMs');
   row('100 sessions in parallel, wall (ms)', 'parallel100Ms');
+  row(`PTY output, ${PTY_BYTES / 1e6} MB, recording off, median of 3 (MB/s)`, 'ptyMbPerS');
   console.log(
     `\ngateway: server + agent processes' own CPU per GiB moved: ${fmt(g.gatehouseCpuSecondsPerGib)} s`,
   );
@@ -380,6 +407,14 @@ async function main(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   if (profileDir) console.log(`profiles in ${profileDir}`);
   process.exit(0);
+}
+
+/** Turns the bench namespace's session recording on or off. */
+async function setRecordingOf(world: ProcessWorld, on: boolean): Promise<void> {
+  const res = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
+    settings: { session_record: on },
+  });
+  if (res.status !== 200) throw new Error(`setting recording answered ${res.status}`);
 }
 
 main().catch(async (err) => {
