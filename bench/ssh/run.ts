@@ -286,11 +286,11 @@ async function main(): Promise<void> {
     `head -c ${PTY_BYTES} /dev/zero | tr "\\0" x`,
   ];
   if (chosen.some(([n]) => n === 'gateway')) await setRecordingOf(world, false);
-  const pty: Record<string, number[]> = {};
+  const pty: Record<string, number[]> = Object.fromEntries(chosen.map(([name]) => [name, []]));
   for (let round = 0; round < 3; round++) {
     for (const [name, args] of chosen) {
       const ms = await timed('ssh', ptyArgs(args));
-      (pty[name] ??= []).push(PTY_BYTES / 1e6 / (ms / 1000));
+      pty[name]?.push(PTY_BYTES / 1e6 / (ms / 1000));
     }
   }
   for (const [name] of chosen) {
