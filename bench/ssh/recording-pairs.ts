@@ -1,5 +1,21 @@
 import type { ProcessWorld } from './world';
 
+/** Turns the bench namespace's session recording on or off. */
+export async function setRecording(world: ProcessWorld, on: boolean): Promise<void> {
+  const res = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
+    settings: { session_record: on },
+  });
+  if (res.status !== 200) throw new Error(`setting recording answered ${res.status}`);
+}
+
+/**
+ * `ssh` arguments (options, then the destination last) that print `bytes` of terminal output on a PTY: one character
+ * repeated, as the recording benchmarks measure it.
+ */
+export function ptyOutput(args: string[], bytes: number): string[] {
+  return [...args.slice(0, -1), '-tt', args.at(-1) as string, `head -c ${bytes} /dev/zero | tr "\\0" x`];
+}
+
 /**
  * Waits until no session of the world is open any more (the journal has flushed and closed it), at most 5 s: a
  * recorded run's last writes to the store then fall within that run, not into the next one.

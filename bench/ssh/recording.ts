@@ -22,7 +22,7 @@ import {
   processTimes,
   totalSeconds,
 } from './proc';
-import { recordingPairs, settled } from './recording-pairs';
+import { ptyOutput, recordingPairs, setRecording, settled } from './recording-pairs';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
@@ -41,26 +41,16 @@ async function main(): Promise<void> {
   const world = await ProcessWorld.start({ profileDir });
   try {
     const key = await world.keyForEveryHost('bench');
-    const command = [
-      ...world.clientOptions(key.file),
-      '-p',
-      String(world.sshPort),
-      '-tt',
-      `${world.target()}@127.0.0.1`,
-      `head -c ${megabytes * 1_000_000} /dev/zero | tr "\\0" x`,
-    ];
-    const setRecording = async (on: boolean) => {
-      const res = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
-        settings: { session_record: on },
-      });
-      if (res.status !== 200) throw new Error(`setting recording answered ${res.status}`);
-    };
+    const command = ptyOutput(
+      [...world.clientOptions(key.file), '-p', String(world.sshPort), `${world.target()}@127.0.0.1`],
+      megabytes * 1_000_000,
+    );
     const cpu = () => world.pids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
     const serverCpu = () => processCpuSeconds(world.pids[0] ?? 0);
     const [serverPid = 0, agentPid = 0] = world.pids;
     const run = async (wanted: boolean) => {
       const on = only === undefined ? wanted : only === 'on';
-      await setRecording(on);
+      await setRecording(world, on);
       const before = cpu();
       const serverBefore = serverCpu();
       // The ssh client's CPU: this process reaps it, so it lands in this process's children's time.

@@ -26,13 +26,13 @@ import {
   processCpuSeconds,
   processTimes,
 } from './proc';
-import { recordingPairs, settled } from './recording-pairs';
+import { ptyOutput, recordingPairs, setRecording, settled } from './recording-pairs';
 import { median, timed } from './timing';
 import { ProcessWorld } from './world';
 
 /** Recording off and on, alternated: this many pairs (about 5 s each). */
 const RECORDING_PAIRS = 15;
-/** A terminal's output per run on each path: as much as the recording pairs print. */
+/** A terminal's output per run, on each path and in each recording pair. */
 const PTY_BYTES = 64_000_000;
 
 const gib = Number(process.argv[process.argv.indexOf('--gib') + 1] ?? 1) || 1;
@@ -279,17 +279,11 @@ async function main(): Promise<void> {
   // A terminal's output on each path (recording off): what a noisy build or a `cat` of a log costs, which moves in
   // the pieces a PTY hands its reader, not in a bulk transfer's (bench/RESULTS.md, "What the agent does when the
   // server records").
-  const ptyArgs = (args: string[]) => [
-    ...args.slice(0, -1),
-    '-tt',
-    args.at(-1) as string,
-    `head -c ${PTY_BYTES} /dev/zero | tr "\\0" x`,
-  ];
-  if (chosen.some(([n]) => n === 'gateway')) await setRecordingOf(world, false);
+  if (chosen.some(([n]) => n === 'gateway')) await setRecording(world, false);
   const pty: Record<string, number[]> = Object.fromEntries(chosen.map(([name]) => [name, []]));
   for (let round = 0; round < 3; round++) {
     for (const [name, args] of chosen) {
-      const ms = await timed('ssh', ptyArgs(args));
+      const ms = await timed('ssh', ptyOutput(args, PTY_BYTES));
       pty[name]?.push(PTY_BYTES / 1e6 / (ms / 1000));
     }
   }
@@ -304,13 +298,7 @@ async function main(): Promise<void> {
   // Recording: PTY output of a command through the gateway, recording on vs off, alternated to share noise
   // (RECORDING_PAIRS pairs: five did not separate a 5 % effect from this machine's noise, fifteen did; bench/RESULTS.md,
   // "PostgreSQL's page faults under recording").
-  const ptyCmd = [
-    ...gateway.slice(0, -1),
-    '-tt',
-    gateway.at(-1) as string,
-    'head -c 64000000 /dev/zero | tr "\\0" x',
-  ];
-  const setRecording = (on: boolean) => setRecordingOf(world, on);
+  const ptyCmd = ptyOutput(gateway, PTY_BYTES);
   const pairs =
     process.argv.includes('--no-recording') || !chosen.some(([n]) => n === 'gateway') ? 0 : RECORDING_PAIRS;
   // With BENCH_SERVER_NODE_OPTIONS="--require bench/ssh/trace-gc.cjs", each run also says how many major
@@ -320,7 +308,7 @@ async function main(): Promise<void> {
   // As bench/ssh/recording.ts measures it (recording-pairs.ts), each run waiting for its session to be closed in the
   // store before the next starts.
   const recorded = async (wanted: boolean) => {
-    await setRecording(wanted);
+    await setRecording(world, wanted);
     const from = majors();
     const ms = await timed('ssh', ptyCmd);
     await settled(world);
@@ -407,14 +395,6 @@ async function main(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   if (profileDir) console.log(`profiles in ${profileDir}`);
   process.exit(0);
-}
-
-/** Turns the bench namespace's session recording on or off. */
-async function setRecordingOf(world: ProcessWorld, on: boolean): Promise<void> {
-  const res = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
-    settings: { session_record: on },
-  });
-  if (res.status !== 200) throw new Error(`setting recording answered ${res.status}`);
 }
 
 main().catch(async (err) => {

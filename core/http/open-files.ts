@@ -104,15 +104,16 @@ export function keepWithinOpenFiles(
   // (A listener for `connect` is not added: with none, Node closes a CONNECT request's connection itself.)
   server.on('upgrade', leavesHttp);
   server.on('connection', (socket: Socket) => {
+    const accepted = now();
     open++;
-    silent.set(socket, now());
+    silent.set(socket, accepted);
     socket.once('close', () => {
       open--;
       idle.delete(socket);
       silent.delete(socket);
     });
-    if (open < budget.reclaimAt || now() - lastReclaim < 1_000) return;
-    lastReclaim = now();
+    if (open < budget.reclaimAt || accepted - lastReclaim < 1_000) return;
+    lastReclaim = accepted;
     if (!warnedReclaim) {
       warnedReclaim = true;
       log.warn(
@@ -123,9 +124,9 @@ export function keepWithinOpenFiles(
     }
     // Sockets close a turn later, so `open` counts them still: what this sweep closed is counted here.
     let left = open;
-    const overdue = now() - FIRST_REQUEST_GRACE_MS;
-    for (const [socket, accepted] of silent) {
-      if (accepted > overdue) break;
+    const overdue = accepted - FIRST_REQUEST_GRACE_MS;
+    for (const [socket, since] of silent) {
+      if (since > overdue) break;
       silent.delete(socket);
       socket.destroy();
       left--;

@@ -295,8 +295,9 @@ export class TunnelHub {
       refuse(socket, 503, { message: (err as Error).message.slice(0, 200) });
       return true;
     }
-    // The stream to the agent lives as long as the asking instance's socket. That covers an instance that gave up
-    // while the agent opened the stream, and a handshake ws refuses (a bad key or version) without calling back.
+    // The stream to the agent lives as long as the asking instance's socket, the WebSocket's once upgraded. That
+    // also covers an instance that gave up while the agent opened the stream, and a handshake ws refuses (a bad key
+    // or version) without calling back.
     if (socket.destroyed) {
       stream.destroy();
       return true;
@@ -306,7 +307,6 @@ export class TunnelHub {
       const carried = createWebSocketStream(ws, { allowHalfOpen: false });
       carried.on('error', () => stream.destroy());
       stream.on('error', () => carried.destroy());
-      carried.on('close', () => stream.destroy());
       stream.on('close', () => carried.destroy());
       stream.pipe(carried).pipe(stream);
     });

@@ -21,6 +21,7 @@ import ssh2 from 'ssh2';
 import { WebSocket } from 'ws';
 import { DEVICE_PASSWORD, GatewayWorld, type SshResult } from '../integration/ssh/gateway-world';
 import { registrationHeaders, tunnelHeaders } from '../support/device-keys';
+import { tunnelStreams } from '../support/tunnels';
 
 /**
  * The session protocol (agent/sessions/wire.ts) attacked from either end. A device an attacker controls holds a
@@ -227,16 +228,7 @@ describe('security: the session protocol between the gateway and an agent', func
   };
 
   const hub = () => world.server.kernel.container.cradle.tunnelHub;
-  /**
-   * The server's end of a device's tunnel streams. The hub keeps them private; the tests read how many there are
-   * and how much each holds unsent, which no API shows.
-   */
-  const serverStreams = (uid: string): Duplex[] => {
-    const tunnels = (
-      hub() as unknown as { tunnels: Map<string, { session: { streams: Map<number, Duplex> } }> }
-    ).tunnels;
-    return [...(tunnels.get(uid)?.session.streams.values() ?? [])];
-  };
+  const serverStreams = (uid: string): Duplex[] => tunnelStreams(hub(), uid);
 
   const hostileTarget = (user: string) => world.target(user, 'hostile');
   /** OpenSSH through the gateway to the hostile device, as `user`. */

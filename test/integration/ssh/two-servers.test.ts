@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { WebSocket } from 'ws';
 import { createCache } from '../../../core/cache';
 import { startServer, type TestServer } from '../../support/server';
+import { tunnelStreams } from '../../support/tunnels';
 import { GatewayWorld } from './gateway-world';
 
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -91,12 +92,8 @@ describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABAS
   });
 
   it('opens no stream to the agent for an upgrade it cannot carry, and keeps none when the handshake fails', async () => {
-    const tunnels = (
-      world.server.kernel.container.cradle.tunnelHub as unknown as {
-        tunnels: Map<string, { session: { streams: Map<number, unknown> } }>;
-      }
-    ).tunnels;
-    const streams = () => tunnels.get(world.deviceUid)?.session.streams.size ?? -1;
+    const streams = () =>
+      tunnelStreams(world.server.kernel.container.cradle.tunnelHub, world.deviceUid).length;
     const before = streams();
     const tokens = world.server.kernel.container.cradle.tokens;
     const instance = await tokens.sign({ kind: 'instance', sub: 'test' }, 60);
