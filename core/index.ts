@@ -59,12 +59,15 @@ export { parseSshId, printable, type SshTarget } from './ssh/sshid';
 export type { InstanceKeys } from './store/keys';
 export { StoreModel, TenantModel } from './store/model';
 export { requireTenant, TenantStore } from './store/tenant';
+export { AGENT_CONNECTION_PATH, devicePeers, type TunnelAdmission } from './tunnel/device-peers';
 export {
-  AGENT_CONNECTION_PATH,
   DeviceOffline,
-  type TunnelAdmission,
+  type PeerAdmission,
+  refuse as refuseUpgrade,
   TunnelHub,
+  type TunnelHubDeps,
   type TunnelHubOptions,
+  type TunnelPeers,
 } from './tunnel/hub';
 export { createAjv } from './validation';
 export { version } from './version';

@@ -5,54 +5,49 @@ import type { Duplex } from 'node:stream';
 import {
   acceptTunnel,
   parseStreamHeader,
-  SESSION_STREAM_KINDS,
   type StreamHeader,
   TUNNEL_MAX_MESSAGE,
   type Tunnel,
 } from '@gatehouse/agent/mux/index';
-import {
-  AGENT_PROTOCOL,
-  checkProof,
-  PROOF_WINDOW_SECONDS,
-  protocolRefusal,
-  STREAM_KINDS_HEADER,
-} from '@gatehouse/agent/protocol';
 import { createWebSocketStream, WebSocket, WebSocketServer } from 'ws';
 import type { TokenService } from '../auth/tokens';
-import { type Cache, createCache } from '../cache';
-import type { HookMap, Hooks } from '../hooks';
+import type { Cache } from '../cache';
 import type { UpgradeHandler } from '../http/server';
 import type { Logger } from '../log';
 
-/** Whether a device may hold a tunnel, decided by the plugin that owns devices. */
-export type TunnelAdmission =
-  | {
-      ok: true /** The device's registered public key (PEM): the tunnel's proof is checked against it. */;
-      publicKey: string;
-    }
-  | { ok: false; status: 401 | 403 | 404; message: string; deviceStatus?: string };
-
-declare module '../hooks' {
-  interface HookMap {
-    /**
-     * A tunnel request whose device token verified. The owner of devices says whether the device may hold a
-     * tunnel by setting `admission` (only accepted devices may, with their registered key); until a handler does,
-     * the request is refused as an unknown device.
-     */
-    'tunnel.admit': { device: { uid: string; tenantId: string }; admission: TunnelAdmission };
-    /**
-     * A device's tunnel came up on this instance. The hooks of one device run in order: `tunnel.online` before
-     * the `tunnel.offline` of the same tunnel.
-     */
-    'tunnel.online': { uid: string; remoteAddr: string };
-    /** Tunnels went down (a close, or every tunnel of this instance at stop). */
-    'tunnel.offline': { uids: string[] };
-    /** Devices whose tunnels answered a ping this round (one call for all of them). */
-    'tunnel.alive': { uids: string[] };
-  }
+/**
+ * Who may hold a tunnel of one kind, and what the hub tells about them. The hub is the same for every kind of peer
+ * (device agents, connectors beside container engines); a kind brings its upgrade path, its admission and its
+ * presence writes.
+ */
+export interface TunnelPeers {
+  /** What a peer is called in logs, lease keys and the forwarding request (`device`, `connector`). */
+  name: string;
+  /** The public upgrade path peers dial, e.g. `/agent/connection`. */
+  path: string;
+  /** The internal listener's path where another instance asks for a stream to a peer whose tunnel is here. */
+  forwardPath: string;
+  /** Decides an upgrade request: the peer it is, or the refusal to answer. Runs before the WebSocket handshake. */
+  admit(req: IncomingMessage): Promise<PeerAdmission>;
+  /** A peer's tunnel came up here; runs before the `offline` of the same tunnel. */
+  online(id: string, remoteAddr: string): Promise<void>;
+  /** Tunnels went down (a close, or every tunnel of this instance at stop). */
+  offline(ids: string[]): Promise<void>;
+  /** Peers whose tunnels answered a ping this round. */
+  alive(ids: string[]): Promise<void>;
 }
 
-/** `open` on a device without a live tunnel here. */
+/** The answer of `TunnelPeers.admit`. */
+export type PeerAdmission =
+  | {
+      ok: true;
+      id: string;
+      /** The stream kinds the peer serves beyond its basic ones (known kinds only: they are kept in the lease). */
+      kinds: string[];
+    }
+  | { ok: false; status: 400 | 401 | 403 | 404 | 503; body: Record<string, string> };
+
+/** `open` on a peer without a live tunnel on any instance. */
 export class DeviceOffline extends Error {
   override name = 'DeviceOffline';
   constructor(readonly uid: string) {
@@ -61,9 +56,9 @@ export class DeviceOffline extends Error {
 }
 
 export interface TunnelHubOptions {
-  /** Seconds between pings of every tunnel (DESIGN.md section 6, 5). */
+  /** Seconds between pings of every tunnel. */
   pingIntervalSeconds?: number;
-  /** How long a stream open or a ping waits for the agent. */
+  /** How long a stream open or a ping waits for the peer. */
   timeoutMs?: number;
 }
 
@@ -73,17 +68,9 @@ interface LiveTunnel {
   remoteAddr: string;
   /** Which second of the ping interval this tunnel is pinged in. */
   slot: number;
-  /** The stream kinds its agent serves beyond `ssh` and `tcp` (the session protocol's, from agent 0.3.0). */
+  /** The stream kinds its peer serves beyond the basic ones. */
   kinds: string[];
 }
-
-export const AGENT_CONNECTION_PATH = '/agent/connection';
-/** On the internal listener: another instance asks for a stream to an agent whose tunnel is here. */
-export const FORWARD_PATH = '/internal/tunnel-stream';
-/** A lease names the instance holding a device's tunnel; renewed at every answered ping (DESIGN.md section 9). */
-const LEASE_KEY = (uid: string) => `tunnels:${uid}`;
-/** Where a disconnect asked on one instance reaches the instance holding the tunnel. */
-const DISCONNECT_CHANNEL = 'tunnels:disconnect';
 
 interface Lease {
   instance: string;
@@ -92,40 +79,31 @@ interface Lease {
   kinds?: string[];
 }
 
-/** The stream kinds a tunnel's agent says it serves: known kinds only, so the header cannot grow the lease. */
-function streamKinds(header: string | string[] | undefined): string[] {
-  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
-  const known = new Set<string>(SESSION_STREAM_KINDS);
-  return [...new Set(text.split(',').map((kind) => kind.trim()))].filter((kind) => known.has(kind));
-}
-
 /** What scale-out needs: the cache all instances share, and how the others reach this one. */
 export interface TunnelHubDeps {
+  /** Signs and checks the short-lived instance tokens of forwarded streams. */
   tokens: TokenService;
   log: Logger;
-  /** What the hub tells the owner of devices, and asks it (the `tunnel.*` hooks). */
-  hooks: Hooks;
   /** Shared by the instances (Redis); without it (or with the in-process cache) nothing is forwarded. */
   cache?: Cache;
   kernel?: { internalAddress: string };
 }
 
 /**
- * The registry of live agent tunnels on this server. Agents dial `/agent/connection` with their device token; the
- * hub admits accepted devices, keeps one tunnel per device (a newer one replaces the older), pings them all on one
- * timer, and opens streams for the SSH gateway and the HTTP tunnel proxy.
+ * The registry of live tunnels of one kind of peer on this server (device agents dial `/agent/connection`,
+ * connectors `/connector/connection`). The hub admits what its peers' `admit` lets in, keeps one tunnel per peer (a
+ * newer one replaces the older), pings them all on one timer, and opens streams to them for the SSH gateway, the
+ * HTTP tunnel proxy and the connectors' engine calls.
  *
- * With several instances (DESIGN.md section 9) each tunnel has a lease in the shared cache naming this instance's
- * internal address. A stream asked for a device whose tunnel is on another instance is opened there, over a
- * WebSocket to that instance's internal listener, authenticated with a short-lived instance token.
+ * With several instances each tunnel has a lease in the shared cache naming this instance's internal address. A
+ * stream asked for a peer whose tunnel is on another instance is opened there, over a WebSocket to that instance's
+ * internal listener, authenticated with a short-lived instance token (docs: Developers, "Architecture").
  */
 export class TunnelHub {
   private readonly tokens: TokenService;
   private readonly log: Logger;
-  private readonly hooks: Hooks;
+  private readonly peers: TunnelPeers;
   private readonly cache: Cache | undefined;
-  /** Nonces of tunnel proofs seen within the window (replay); the shared cache when there is one. */
-  private readonly nonces: Cache;
   private readonly address: () => string | undefined;
   /** This process, as leases name it. */
   readonly instanceId = randomBytes(8).toString('hex');
@@ -152,12 +130,11 @@ export class TunnelHub {
   private nextSlot = 0;
   private stopped = false;
 
-  constructor(deps: TunnelHubDeps, options: TunnelHubOptions = {}) {
+  constructor(deps: TunnelHubDeps, peers: TunnelPeers, options: TunnelHubOptions = {}) {
     this.tokens = deps.tokens;
-    this.log = deps.log.child({ part: 'tunnels' });
-    this.hooks = deps.hooks;
+    this.peers = peers;
+    this.log = deps.log.child({ part: peers.name === 'device' ? 'tunnels' : `${peers.name}-tunnels` });
     this.cache = deps.cache;
-    this.nonces = deps.cache ?? createCache(undefined);
     this.address = () => deps.kernel?.internalAddress;
     this.timeoutMs = options.timeoutMs ?? 15_000;
     // Each tunnel is pinged once per interval, in its own second of it: thousands of pings (and their one
@@ -175,6 +152,19 @@ export class TunnelHub {
     this.pingTimer.unref();
   }
 
+  /**
+   * The lease key of a peer's tunnel. Devices keep the key they always had, so that during a rolling upgrade the
+   * instances of the version before still find each other's tunnels.
+   */
+  private leaseKey(id: string): string {
+    return this.peers.name === 'device' ? `tunnels:${id}` : `tunnels:${this.peers.name}:${id}`;
+  }
+
+  /** Where a disconnect asked on one instance reaches the instance holding the tunnel. */
+  private get disconnectChannel(): string {
+    return this.peers.name === 'device' ? 'tunnels:disconnect' : `tunnels:${this.peers.name}:disconnect`;
+  }
+
   /** Number of live tunnels on this server. */
   get size(): number {
     return this.tunnels.size;
@@ -187,7 +177,7 @@ export class TunnelHub {
 
   /** The lease of another instance on the device's tunnel, if one stands. */
   private async leaseElsewhere(uid: string): Promise<Lease | undefined> {
-    const raw = this.cache ? await this.cache.get(LEASE_KEY(uid)) : null;
+    const raw = this.cache ? await this.cache.get(this.leaseKey(uid)) : null;
     const lease = raw ? (JSON.parse(raw) as Lease) : undefined;
     return lease && lease.instance !== this.instanceId ? lease : undefined;
   }
@@ -233,8 +223,8 @@ export class TunnelHub {
     const lease = await this.leaseElsewhere(uid);
     if (!lease) throw new DeviceOffline(uid);
     const token = await this.tokens.sign({ kind: 'instance', sub: this.instanceId }, 60);
-    const url = new URL(FORWARD_PATH, lease.address.replace(/^http/, 'ws'));
-    url.searchParams.set('device', uid);
+    const url = new URL(this.peers.forwardPath, lease.address.replace(/^http/, 'ws'));
+    url.searchParams.set(this.peers.name, uid);
     const ws = new WebSocket(url, {
       headers: { authorization: `Bearer ${token}`, 'x-gatehouse-stream': JSON.stringify(header) },
       perMessageDeflate: false,
@@ -266,7 +256,7 @@ export class TunnelHub {
   /** The internal upgrade another instance makes for a stream to an agent whose tunnel is here. */
   readonly forwardUpgrade: UpgradeHandler = async (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://internal');
-    if (url.pathname !== FORWARD_PATH) return false;
+    if (url.pathname !== this.peers.forwardPath) return false;
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     try {
       if (!bearer) throw new Error('no token');
@@ -280,12 +270,12 @@ export class TunnelHub {
       refuse(socket, 400, { message: 'a forwarded stream is a WebSocket upgrade' });
       return true;
     }
-    const uid = url.searchParams.get('device') ?? '';
+    const uid = url.searchParams.get(this.peers.name) ?? '';
     const headerText = req.headers['x-gatehouse-stream'];
     const header = typeof headerText === 'string' ? parseStreamHeader(Buffer.from(headerText)) : undefined;
     const t = this.tunnels.get(uid);
     if (!header || !t || t.session.closed || this.stopped) {
-      refuse(socket, 404, { message: 'no tunnel for this device here' });
+      refuse(socket, 404, { message: `no tunnel for this ${this.peers.name} here` });
       return true;
     }
     let stream: Duplex;
@@ -324,7 +314,7 @@ export class TunnelHub {
       return;
     }
     this.cache
-      ?.publish(DISCONNECT_CHANNEL, uid)
+      ?.publish(this.disconnectChannel, uid)
       .catch((err: unknown) =>
         this.log.warn({ err, uid }, 'could not ask the other instances to disconnect'),
       );
@@ -333,87 +323,34 @@ export class TunnelHub {
   /** Starts hearing the other instances' disconnect requests (at boot). */
   async listen(): Promise<void> {
     if (!this.cache || this.unsubscribe) return;
-    this.unsubscribe = await this.cache.subscribe(DISCONNECT_CHANNEL, (uid) => {
+    this.unsubscribe = await this.cache.subscribe(this.disconnectChannel, (uid) => {
       this.tunnels.get(uid)?.session.close();
     });
   }
 
-  /** The `/agent/connection` upgrade handler (RegisterContext.upgrade). */
+  /** The upgrade handler of the peers' path (RegisterContext.upgrade). */
   readonly upgrade: UpgradeHandler = async (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== AGENT_CONNECTION_PATH) return false;
+    if (path !== this.peers.path) return false;
     if (this.stopped) {
       refuse(socket, 503, { message: 'server is shutting down' });
       return true;
     }
-    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    let device: { uid: string; tenantId: string };
-    let protocol: unknown;
-    try {
-      if (!bearer) throw new Error('no token');
-      const claims = await this.tokens.verify(bearer, 'device');
-      if (typeof claims.tenant !== 'string') throw new Error('no tenant');
-      device = { uid: claims.sub, tenantId: claims.tenant };
-      protocol = claims.ap;
-    } catch {
-      refuse(socket, 401, { message: 'missing or malformed jwt or API token' });
-      return true;
-    }
-    const asked: HookMap['tunnel.admit'] = {
-      device,
-      admission: { ok: false, status: 404, message: 'device not found' },
-    };
-    await this.hooks.run('tunnel.admit', asked);
-    const { admission } = asked;
+    const admission = await this.peers.admit(req);
     if (!admission.ok) {
-      refuse(socket, admission.status, {
-        message: admission.message,
-        ...(admission.deviceStatus ? { status: admission.deviceStatus } : {}),
-      });
+      refuse(socket, admission.status, admission.body);
       return true;
     }
-    // A device token alone (leaked, or issued before agent protocol 2) opens no tunnel: the agent proves here, for
-    // this tunnel, that it holds the device key, so no impostor's tunnel can replace the device's real one.
-    const refusal = await this.checkTunnelProof(req, device.uid, admission.publicKey, protocol);
-    if (refusal) {
-      refuse(socket, refusal.status, { message: refusal.message });
-      return true;
-    }
-    const kinds = streamKinds(req.headers[STREAM_KINDS_HEADER]);
+    const { id, kinds } = admission;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.attach(device.uid, ws, remoteAddress(req), kinds).catch((err: unknown) => {
-        // One agent's failed tunnel closes that tunnel only.
-        this.log.warn({ err, uid: device.uid }, 'tunnel could not be attached');
+      this.attach(id, ws, remoteAddress(req), kinds).catch((err: unknown) => {
+        // One peer's failed tunnel closes that tunnel only.
+        this.log.warn({ err, id }, 'tunnel could not be attached');
         ws.terminate();
       });
     });
     return true;
   };
-
-  /** Why the tunnel request does not prove possession of the device key, or undefined when it does. */
-  private async checkTunnelProof(
-    req: IncomingMessage,
-    uid: string,
-    publicKey: string,
-    tokenProtocol: unknown,
-  ): Promise<{ status: 401 | 403; message: string } | undefined> {
-    const proof = checkProof(req.headers, { purpose: 'tunnel', uid }, publicKey);
-    const refused = 'missing or malformed jwt or API token: device key proof refused';
-    if (!proof.ok) {
-      if (proof.reason === 'protocol') return { status: 403, message: protocolRefusal(proof.protocol) };
-      return { status: 401, message: `${refused}, ${proof.message}` };
-    }
-    if (tokenProtocol !== AGENT_PROTOCOL) {
-      return {
-        status: 401,
-        message: `${refused}, the device token predates agent protocol ${AGENT_PROTOCOL}`,
-      };
-    }
-    if (!(await this.nonces.setIfAbsent(`agent-proof:${proof.nonce}`, '1', 2 * PROOF_WINDOW_SECONDS))) {
-      return { status: 401, message: `${refused}, it was used before` };
-    }
-    return undefined;
-  }
 
   private async attach(uid: string, ws: WebSocket, remoteAddr: string, kinds: string[]): Promise<void> {
     // acceptTunnel binds its listeners before it returns, in the tick handleUpgrade hands the socket over: frames
@@ -436,11 +373,11 @@ export class TunnelHub {
       if (this.tunnels.get(uid) !== live) return;
       this.tunnels.delete(uid);
       void this.dropLease(uid);
-      if (!this.stopped) this.serial(uid, () => this.hooks.run('tunnel.offline', { uids: [uid] }));
+      if (!this.stopped) this.serial(uid, () => this.peers.offline([uid]));
     });
     if (!session.closed) {
       void this.renewLeases([uid]);
-      this.serial(uid, () => this.hooks.run('tunnel.online', { uid, remoteAddr }));
+      this.serial(uid, () => this.peers.online(uid, remoteAddr));
     }
     this.log.debug({ uid, remoteAddr, replaced: previous !== undefined }, 'tunnel up');
   }
@@ -477,9 +414,7 @@ export class TunnelHub {
     );
     if (alive.length > 0 && !this.stopped) {
       await this.renewLeases(alive);
-      await this.hooks
-        .run('tunnel.alive', { uids: alive })
-        .catch((err: unknown) => this.log.error({ err }, 'ping write failed'));
+      await this.peers.alive(alive).catch((err: unknown) => this.log.error({ err }, 'ping write failed'));
     }
   }
 
@@ -496,7 +431,7 @@ export class TunnelHub {
       } satisfies Lease);
     };
     await Promise.all(
-      uids.map((uid) => this.cache?.set(LEASE_KEY(uid), lease(uid), this.leaseSeconds)),
+      uids.map((uid) => this.cache?.set(this.leaseKey(uid), lease(uid), this.leaseSeconds)),
     ).catch((err: unknown) => this.log.warn({ err }, 'tunnel lease write failed'));
   }
 
@@ -504,9 +439,9 @@ export class TunnelHub {
   private async dropLease(uid: string): Promise<void> {
     if (!this.cache) return;
     try {
-      const raw = await this.cache.get(LEASE_KEY(uid));
+      const raw = await this.cache.get(this.leaseKey(uid));
       if (raw && (JSON.parse(raw) as Lease).instance === this.instanceId)
-        await this.cache.del(LEASE_KEY(uid));
+        await this.cache.del(this.leaseKey(uid));
     } catch (err) {
       this.log.warn({ err, uid }, 'tunnel lease removal failed');
     }
@@ -529,12 +464,9 @@ export class TunnelHub {
     await Promise.allSettled(uids.map((uid) => this.dropLease(uid)));
     await Promise.allSettled(this.writes.values());
     if (uids.length > 0) {
-      await this.hooks
-        .run('tunnel.offline', { uids })
-        .catch((err: unknown) => this.log.error({ err }, 'offline write failed'));
+      await this.peers.offline(uids).catch((err: unknown) => this.log.error({ err }, 'offline write failed'));
     }
     this.wss.close();
-    if (!this.cache) await this.nonces.close();
   }
 }
 
@@ -551,7 +483,7 @@ const reasons: Record<number, string> = {
 };
 
 /** Answers an upgrade request with a JSON refusal (the agent reads `status` from a 403). */
-function refuse(socket: Duplex, status: number, body: Record<string, string>): void {
+export function refuse(socket: Duplex, status: number, body: Record<string, string>): void {
   const text = JSON.stringify(body);
   socket.end(
     `HTTP/1.1 ${status} ${reasons[status] ?? 'Refused'}\r\nContent-Type: application/json\r\n` +

@@ -1,5 +1,6 @@
 import { AGENT_PROTOCOL } from '@gatehouse/agent/protocol';
-import { type RegisterContext, TenantStore, TunnelHub, Unauthorized } from '@gatehouse/core';
+import { devicePeers, type RegisterContext, TenantStore, TunnelHub, Unauthorized } from '@gatehouse/core';
+import type { Cradle } from '@gatehouse/core/cradle';
 import { asClass, asFunction } from 'awilix';
 import { AcceptanceWaits } from './acceptance';
 import { Device } from './model';
@@ -32,8 +33,12 @@ export function register(ctx: RegisterContext): void {
     namespaceDevices: asClass(NamespaceDevices).scoped(),
     acceptanceWaits: asClass(AcceptanceWaits).singleton(),
     tunnelPresence: asClass(DevicePresence).singleton(),
-    tunnelHub: asFunction((cradle: ConstructorParameters<typeof TunnelHub>[0]) => {
-      hub = new TunnelHub(cradle);
+    tunnelHub: asFunction((cradle: Cradle) => {
+      // Nonces of tunnel proofs seen within the window (replay) are kept in the shared cache.
+      hub = new TunnelHub(
+        cradle,
+        devicePeers({ tokens: cradle.tokens, hooks: cradle.hooks, nonces: cradle.cache }),
+      );
       return hub;
     }).singleton(),
   });
