@@ -37,6 +37,7 @@ const SETTINGS = {
 type SettingName = keyof typeof SETTINGS;
 
 export const USAGE = `Usage: gatehouse-agent [options]
+       gatehouse-agent connector [options]   beside a container engine (gatehouse-agent connector --help)
 
 Every option can also be given by its environment variable.
 

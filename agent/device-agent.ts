@@ -1,11 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { WebSocket } from 'ws';
-import { type AgentConfig, offersSessionProtocol, tunnelIsPrivate } from './config';
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
+import { type AgentConfig, offersSessionProtocol } from './config';
 import { connectDeviceNetwork } from './device-network';
 import { deviceHostname, deviceInfo, loadOrCreateDeviceKey, primaryMac } from './identity';
 import type { AgentLog } from './log';
-import { type MuxSession, SESSION_STREAM_KINDS, serveTunnel, TUNNEL_MAX_MESSAGE } from './mux';
+import { type MuxSession, SESSION_STREAM_KINDS, type StreamHeader } from './mux';
 import { STREAM_KINDS_HEADER } from './protocol';
 import {
   authenticateDevice,
@@ -21,13 +21,11 @@ import {
 import { SessionProtocolServer } from './sessions/server';
 import { DeviceSignIn } from './sign-in';
 import { AgentSshServer } from './ssh/server';
+import { backoffDelayMs, describeError, dialTunnel } from './tunnel-socket';
 import { AGENT_VERSION } from './version';
 
-/** Reconnect delays: full jitter over an exponential ceiling, so a restarted server is not hit in lockstep. */
-export function backoffDelayMs(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(60_000, 1000 * 2 ** Math.min(attempt, 16));
-  return Math.round(random() * ceiling);
-}
+export { backoffDelayMs };
+
 
 type Outcome = 'was-online' | 'pending' | 'waiting-acceptance' | 'failed';
 
@@ -206,9 +204,7 @@ export class DeviceAgent {
       }
       return 'failed';
     }
-    const url = new URL('/agent/connection', config.serverAddress);
-    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-    const ws = new WebSocket(url, {
+    const dialed = await dialTunnel(config.serverAddress, '/agent/connection', {
       // The token says which device; the proof says this agent holds its key (agent protocol 2).
       headers: {
         authorization: `Bearer ${auth.token}`,
@@ -216,34 +212,12 @@ export class DeviceAgent {
         // The stream kinds it serves beyond ssh and tcp: the gateway picks the session protocol by this.
         ...(this.sessions ? { [STREAM_KINDS_HEADER]: SESSION_STREAM_KINDS.join(',') } : {}),
       },
-      maxPayload: TUNNEL_MAX_MESSAGE,
-      perMessageDeflate: false,
-      handshakeTimeout: 10_000,
-      // RFC 6455 masks what a client sends so that an intermediary reading the frames cannot be fed bytes of a
-      // script's choosing. Where none can read them (TLS, loopback) the mask only costs: ws masks and the server
-      // unmasks every byte in JavaScript, the largest single cost of output from the device (bench/RESULTS.md).
-      ...(tunnelIsPrivate(config.serverAddress) ? { generateMask: zeroMask } : {}),
+      timeoutMs: Math.max(5000, this.config.keepaliveInterval * 1000),
+      onStream: (header, stream) => this.serveStream(header, stream),
     });
-    this.socket = ws;
-    // Bound before 'open': the server may send its first frame in the same TCP read as
-    // the upgrade answer, and ws emits it at once; a listener added later would miss it.
-    const tunnel = this.bindTunnel(ws);
-    const opened = await new Promise<
-      { ok: true } | { ok: false; status?: number; body?: string; error?: Error }
-    >((resolve) => {
-      ws.once('open', () => resolve({ ok: true }));
-      ws.once('unexpected-response', (_request, response: IncomingMessage) => {
-        readBody(response).then((body) => {
-          resolve({ ok: false, status: response.statusCode, body });
-          ws.terminate();
-        });
-      });
-      ws.once('error', (error) => resolve({ ok: false, error }));
-    });
-    ws.on('error', () => {});
-    if (!opened.ok) {
-      if (opened.status === 403) {
-        const status = refusedStatus(opened.body);
+    if (!dialed.ok) {
+      if (dialed.status === 403) {
+        const status = refusedStatus(dialed.body);
         if (status === 'pending') {
           log.info(`device ${auth.uid} is pending acceptance in namespace ${auth.namespace}`);
           return 'pending';
@@ -253,29 +227,27 @@ export class DeviceAgent {
         );
         return 'waiting-acceptance';
       }
-      if (opened.status !== undefined) {
-        log.warn(`the server refused the tunnel (${opened.status}): ${opened.body?.slice(0, 200) ?? ''}`);
+      if (dialed.status !== undefined) {
+        log.warn(`the server refused the tunnel (${dialed.status}): ${dialed.body?.slice(0, 200) ?? ''}`);
       } else {
-        log.warn(`tunnel to ${url.origin} failed: ${describeError(opened.error)}`);
+        log.warn(`tunnel to ${config.serverAddress.origin} failed: ${describeError(dialed.error)}`);
       }
       return 'failed';
     }
+    const { ws, tunnel } = dialed;
+    this.socket = ws;
     return this.serveUntilClosed(ws, tunnel, auth);
   }
 
-  private bindTunnel(ws: WebSocket): MuxSession {
-    return serveTunnel(ws, {
-      timeoutMs: Math.max(5000, this.config.keepaliveInterval * 1000),
-      onStream: async (header, stream) => {
-        if (header.kind === 'ssh') {
-          this.ssh!.handleStream(stream);
-          return;
-        }
-        if (header.kind === 'tcp') return connectDeviceNetwork(header.host, header.port, stream);
-        if (!this.sessions) throw new Error('this agent does not serve the session protocol');
-        return this.sessions.serve(header, stream);
-      },
-    });
+  private async serveStream(header: StreamHeader, stream: Duplex): Promise<void> {
+    if (header.kind === 'ssh') {
+      this.ssh!.handleStream(stream);
+      return;
+    }
+    if (header.kind === 'tcp') return connectDeviceNetwork(header.host, header.port, stream);
+    if (header.kind === 'engine') throw new Error('a device agent is not a connector');
+    if (!this.sessions) throw new Error('this agent does not serve the session protocol');
+    return this.sessions.serve(header, stream);
   }
 
   private serveUntilClosed(ws: WebSocket, tunnel: MuxSession, auth: DeviceAuthResult): Promise<Outcome> {
@@ -303,28 +275,8 @@ export class DeviceAgent {
   }
 }
 
-/** An all-zero mask: ws then sends the payload as it is, and the server's ws skips unmasking it. */
-function zeroMask(mask: Buffer): void {
-  mask.fill(0);
-}
 
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as Error & { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-}
 
-function readBody(response: IncomingMessage): Promise<string> {
-  return new Promise((resolve) => {
-    let body = '';
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => {
-      if (body.length < 4096) body += chunk;
-    });
-    response.on('end', () => resolve(body));
-    response.on('error', () => resolve(body));
-  });
-}
 
 /** The server's 403 names the device status: `{ "message": ..., "status": "pending" | "rejected" | ... }`. */
 function refusedStatus(body: string | undefined): string {

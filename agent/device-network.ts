@@ -1,4 +1,4 @@
-import { createConnection } from 'node:net';
+import { createConnection, type NetConnectOpts } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -9,11 +9,19 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * learns of a refused or unreachable target as a refused stream, not as silence.
  */
 export function connectDeviceNetwork(host: string, port: number, stream: Duplex): Promise<void> {
+  return connectAndPipe({ host, port }, `${host}:${port}`, stream);
+}
+
+/**
+ * Connects to `target` (TCP, or a Unix socket by `path`) and pipes it and the stream both ways. Resolves once
+ * connected, rejects when the target refuses or does not answer within 10 s.
+ */
+export function connectAndPipe(target: NetConnectOpts, label: string, stream: Duplex): Promise<void> {
   return new Promise((resolve, reject) => {
-    const socket = createConnection({ host, port });
-    socket.setNoDelay(true);
+    const socket = createConnection(target);
+    if (!('path' in target)) socket.setNoDelay(true);
     const timer = setTimeout(
-      () => socket.destroy(new Error(`connect to ${host}:${port} timed out`)),
+      () => socket.destroy(new Error(`connect to ${label} timed out`)),
       CONNECT_TIMEOUT_MS,
     );
     socket.once('error', (error) => {

@@ -1,24 +1,36 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig, USAGE } from './config';
+import { ConnectorAgent } from './connector';
+import { CONNECTOR_USAGE, loadConnectorConfig } from './connector-config';
 import { DeviceAgent } from './device-agent';
 import { consoleLog } from './log';
 import { missingNodeFlagsNote } from './node-flags';
 import { AGENT_VERSION } from './version';
 
+/** What `main` runs: the device agent, or (`gatehouse-agent connector`) a connector beside a container engine. */
+interface Runnable {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /** gatehouse-agent: exits 2 on a configuration error, 1 on a start failure, 0 after a clean stop. */
 async function main(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(USAGE);
+  const connector = argv[0] === 'connector';
+  const args = connector ? argv.slice(1) : argv;
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(connector ? CONNECTOR_USAGE : USAGE);
     return 0;
   }
-  if (argv.includes('--version')) {
+  if (args.includes('--version')) {
     process.stdout.write(`${AGENT_VERSION}\n`);
     return 0;
   }
   const log = consoleLog();
-  let agent: DeviceAgent;
+  let agent: Runnable;
   try {
-    agent = new DeviceAgent(loadConfig(argv, process.env, process.getuid?.() === 0), log);
+    agent = connector
+      ? new ConnectorAgent(loadConnectorConfig(args, process.env), log)
+      : new DeviceAgent(loadConfig(args, process.env, process.getuid?.() === 0), log);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`gatehouse-agent: ${error.message}\n`);

@@ -17,7 +17,8 @@ import { MuxStream, type StreamCarrier } from './stream';
  * What a stream is for, sent by the opener before any byte of the stream: an SSH connection to the agent's own
  * server (`ssh`), a connection on the device's network (`tcp`, for HTTP tunnels), or the session protocol
  * (agent/sessions/): a signed-in `connection`, a `session` of it, a `direct` connection of it (`ssh -L`, `-D`),
- * or the `pickup` of a connection waiting on the device (`ssh -R`, the forwarded ssh-agent).
+ * or the `pickup` of a connection waiting on the device (`ssh -R`, the forwarded ssh-agent). A connector serves
+ * one kind only: `engine`, a connection to the container engine beside it (the one its own configuration names).
  */
 export type StreamHeader =
   | { kind: 'ssh' }
@@ -25,7 +26,8 @@ export type StreamHeader =
   | { kind: 'connection' }
   | { kind: 'session'; conn: string }
   | { kind: 'direct'; conn: string; host: string; port: number; srcIP: string; srcPort: number }
-  | { kind: 'pickup'; conn: string; ref: number };
+  | { kind: 'pickup'; conn: string; ref: number }
+  | { kind: 'engine' };
 
 /** The stream kinds of the session protocol; an agent that serves them says so when it opens its tunnel. */
 export const SESSION_STREAM_KINDS = ['connection', 'session', 'direct', 'pickup'] as const;
@@ -111,6 +113,7 @@ export function parseStreamHeader(payload: Buffer): StreamHeader | undefined {
   const { kind, host, port, conn } = header;
   if (kind === 'ssh') return { kind: 'ssh' };
   if (kind === 'connection') return { kind: 'connection' };
+  if (kind === 'engine') return { kind: 'engine' };
   if (kind === 'tcp') return isHost(host) && isPort(port) ? { kind: 'tcp', host, port } : undefined;
   if (typeof conn !== 'string' || !CONNECTION_ID.test(conn)) return undefined;
   if (kind === 'session') return { kind: 'session', conn };
