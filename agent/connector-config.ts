@@ -45,7 +45,8 @@ Every option can also be given by its environment variable.
 `;
 
 /** A connector uid (UUID), a dot, then 32 random bytes in base64url. */
-export const CONNECTOR_TOKEN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9_-]{43}$/;
+export const CONNECTOR_TOKEN =
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9_-]{43}$/;
 
 function describe(name: SettingName): string {
   const { env, flag } = SETTINGS[name];
@@ -93,10 +94,14 @@ export function loadConnectorConfig(argv: string[], env: NodeJS.ProcessEnv): Con
   try {
     serverAddress = new URL(address);
   } catch {
-    throw new ConfigError(`${describe('serverAddress')} must be an http:// or https:// URL, got "${address}"`);
+    throw new ConfigError(
+      `${describe('serverAddress')} must be an http:// or https:// URL, got "${address}"`,
+    );
   }
   if (serverAddress.protocol !== 'http:' && serverAddress.protocol !== 'https:') {
-    throw new ConfigError(`${describe('serverAddress')} must be an http:// or https:// URL, got "${address}"`);
+    throw new ConfigError(
+      `${describe('serverAddress')} must be an http:// or https:// URL, got "${address}"`,
+    );
   }
 
   const token = read('token');

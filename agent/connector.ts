@@ -1,5 +1,5 @@
-import type { NetConnectOpts } from 'node:net';
 import { request } from 'node:http';
+import type { NetConnectOpts } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ConnectorConfig, describeEngine, type EngineTarget } from './connector-config';
 import { connectAndPipe } from './device-network';
@@ -22,7 +22,13 @@ function connectOptions(engine: EngineTarget): NetConnectOpts {
 export function pingEngine(engine: EngineTarget): Promise<string | undefined> {
   return new Promise((resolve) => {
     const req = request(
-      { ...connectOptions(engine), method: 'GET', path: '/_ping', timeout: 5000, headers: { host: 'engine' } },
+      {
+        ...connectOptions(engine),
+        method: 'GET',
+        path: '/_ping',
+        timeout: 5000,
+        headers: { host: 'engine' },
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode === 200 ? undefined : `it answered ${res.statusCode} to GET /_ping`);

@@ -26,7 +26,6 @@ import { AGENT_VERSION } from './version';
 
 export { backoffDelayMs };
 
-
 type Outcome = 'was-online' | 'pending' | 'waiting-acceptance' | 'failed';
 
 /** Longest acceptance wait the agent asks the server to hold (kept under proxies' usual 60 s idle timeout). */
@@ -274,9 +273,6 @@ export class DeviceAgent {
     });
   }
 }
-
-
-
 
 /** The server's 403 names the device status: `{ "message": ..., "status": "pending" | "rejected" | ... }`. */
 function refusedStatus(body: string | undefined): string {

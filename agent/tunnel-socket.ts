@@ -37,18 +37,18 @@ export async function dialTunnel(
     ...(tunnelIsPrivate(serverAddress) ? { generateMask: zeroMask } : {}),
   });
   const tunnel = serveTunnel(ws, { timeoutMs: options.timeoutMs, onStream: options.onStream });
-  const opened = await new Promise<{ ok: true } | { ok: false; status?: number; body?: string; error?: Error }>(
-    (resolve) => {
-      ws.once('open', () => resolve({ ok: true }));
-      ws.once('unexpected-response', (_request, response: IncomingMessage) => {
-        readBody(response).then((body) => {
-          resolve({ ok: false, status: response.statusCode, body });
-          ws.terminate();
-        });
+  const opened = await new Promise<
+    { ok: true } | { ok: false; status?: number; body?: string; error?: Error }
+  >((resolve) => {
+    ws.once('open', () => resolve({ ok: true }));
+    ws.once('unexpected-response', (_request, response: IncomingMessage) => {
+      readBody(response).then((body) => {
+        resolve({ ok: false, status: response.statusCode, body });
+        ws.terminate();
       });
-      ws.once('error', (error) => resolve({ ok: false, error }));
-    },
-  );
+    });
+    ws.once('error', (error) => resolve({ ok: false, error }));
+  });
   ws.on('error', () => {});
   if (!opened.ok) {
     tunnel.close();

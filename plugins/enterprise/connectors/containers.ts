@@ -21,8 +21,13 @@ export interface EngineFacts {
 export interface WatchedConnector {
   uid: string;
   tenant_id: string;
-  address: string;
+  created_at: Date;
+  /** The address the connector's tunnel came from: its containers' remote address. */
+  remoteAddr: string;
 }
+
+/** What became of a running container: listed as a device, or kept by an older connector of the same engine. */
+export type Claim = 'listed' | 'taken' | 'skipped';
 
 /** A container's device uid: stable for the namespace and the engine's container id (64 hex, like any device). */
 export function containerDeviceUid(tenantId: string, containerId: string): string {
@@ -38,7 +43,9 @@ export function containerDeviceUid(tenantId: string, containerId: string): strin
  * - A container that stops is no longer a device unless it was accepted: a pending one goes, an accepted one
  *   stays accepted and offline, so it needs no new acceptance when it starts again.
  * - A container the engine deletes goes; an accepted one becomes removed and keeps its slot for the removal
- *   window (SPEC.md section 4).
+ *   window.
+ * - A container belongs to one connector, and so to one namespace: when two connectors serve the same engine, the
+ *   older connector keeps its containers, and the newer one is told so (it lists none of them).
  */
 export class ContainerDevices {
   private readonly db: Knex;
@@ -51,23 +58,30 @@ export class ContainerDevices {
     this.log = deps.log.child({ part: 'connectors' });
   }
 
-  /** These containers run now; every other container of the connector has stopped. */
-  async sync(connector: WatchedConnector, running: EngineContainer[], engine: EngineFacts): Promise<void> {
-    for (const c of running) await this.running(connector, c, engine);
+  /**
+   * These containers run now; every other container of the connector has stopped. `taken` when one of them is
+   * another, older connector's: this connector then serves an engine that is not its namespace's alone.
+   */
+  async sync(connector: WatchedConnector, running: EngineContainer[], engine: EngineFacts): Promise<Claim> {
+    for (const c of running) {
+      if ((await this.running(connector, c, engine)) === 'taken') return 'taken';
+    }
     const ids = running.map((c) => c.id);
     const stale = (await this.db('connector_containers')
       .where({ connector_uid: connector.uid })
       .whereNot((q) => q.whereIn('container_id', ids))
       .pluck('container_id')) as string[];
     await this.stopped(connector.uid, stale);
+    return 'listed';
   }
 
   /**
    * The container runs: its device is online, made pending when the namespace does not know it. Nothing is
    * written unless the connector is still enabled in the same statement, so a watcher that has not yet heard of
-   * a disable cannot bring containers back.
+   * a disable cannot bring containers back. A container another connector lists stays that connector's when that
+   * one is older (`taken`); when this one is older, it takes the container over and the other's device goes.
    */
-  async running(connector: WatchedConnector, c: EngineContainer, engine: EngineFacts): Promise<void> {
+  async running(connector: WatchedConnector, c: EngineContainer, engine: EngineFacts): Promise<Claim> {
     const uid = containerDeviceUid(connector.tenant_id, c.id);
     const values = {
       uid,
@@ -85,14 +99,30 @@ export class ContainerDevices {
         platform: 'docker',
       }),
       hostname: c.name.slice(0, 255),
-      address: connector.address.slice(0, 64),
+      address: connector.remoteAddr.slice(0, 64),
     };
-    await this.db.transaction(async (trx) => {
+    return this.db.transaction(async (trx): Promise<Claim> => {
       const enabled = await trx('connectors')
         .where({ uid: connector.uid, enable: true })
         .forShare()
         .first('uid');
-      if (!enabled) return;
+      if (!enabled) return 'skipped';
+      // One claim of a container at a time, across every connector and namespace.
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`connectors:container:${c.id}`]);
+      const holder = (await trx('connector_containers as cc')
+        .join('connectors as c', 'c.uid', 'cc.connector_uid')
+        .where('cc.container_id', c.id)
+        .whereNot('cc.connector_uid', connector.uid)
+        .first('cc.connector_uid', 'cc.device_uid', 'c.created_at')) as
+        | { connector_uid: string; device_uid: string; created_at: Date }
+        | undefined;
+      if (holder) {
+        const theirs = new Date(holder.created_at).getTime();
+        const ours = new Date(connector.created_at).getTime();
+        if (theirs < ours || (theirs === ours && holder.connector_uid < connector.uid)) return 'taken';
+        // Within one namespace the device is the same: only the connector it came through changes.
+        if (holder.device_uid !== uid) await this.release(trx, holder.device_uid);
+      }
       const known = await trx.raw<{ rows: { uid: string }[] }>(
         `update devices set
            info = :info, remote_addr = :address, connected = true, last_seen = now(),
@@ -115,7 +145,7 @@ export class ContainerDevices {
             { connector: connector.uid, container: c.id },
             'container not listed: the namespace already keeps the most pending devices it may',
           );
-          return;
+          return 'skipped';
         }
         const inserted = await trx.raw<{ rows: { uid: string }[] }>(
           `insert into devices
@@ -125,7 +155,7 @@ export class ContainerDevices {
            returning uid`,
           values,
         );
-        if (!inserted.rows[0]) return;
+        if (!inserted.rows[0]) return 'skipped';
       }
       await trx.raw(
         `insert into connector_containers (device_uid, connector_uid, container_id, running)
@@ -133,7 +163,20 @@ export class ContainerDevices {
          on conflict (device_uid) do update set connector_uid = excluded.connector_uid, running = true`,
         values,
       );
+      return 'listed';
     });
+  }
+
+  /** Another connector's claim on a container ends: its device goes as a deleted container's does. */
+  private async release(trx: Knex.Transaction, deviceUid: string): Promise<void> {
+    await trx('devices').where({ uid: deviceUid, status: 'accepted' }).update({
+      status: 'removed',
+      status_update_at: trx.fn.now(),
+      removed_at: trx.fn.now(),
+      connected: false,
+    });
+    await trx('devices').where({ uid: deviceUid }).whereNot('status', 'removed').delete();
+    await trx('connector_containers').where({ device_uid: deviceUid }).delete();
   }
 
   /** The containers stopped (or the engine is out of reach): pending ones go, accepted ones go offline. */

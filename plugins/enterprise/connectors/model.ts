@@ -1,6 +1,11 @@
 import { StoreModel, TenantModel } from '@gatehouse/core';
 
-/** A connector to a container engine (SPEC.md section 3). `tls` holds the sealed JSON of its TLS material. */
+/**
+ * A connector to a container engine: the connector process beside the engine dials in with the token whose hash is
+ * `token_hash`; `address` and `port` are where that process says it reaches its engine (a Unix socket's path with
+ * port 0, or a TCP host and port). `tls` holds the sealed JSON of the TLS material the server speaks to a `secure`
+ * engine with, end to end through the connector.
+ */
 export class Connector extends TenantModel {
   static override tableName = 'connectors';
   static override idColumn = 'uid';
@@ -12,6 +17,8 @@ export class Connector extends TenantModel {
   declare port: number;
   declare secure: boolean;
   declare tls: string | null;
+  /** SHA-256 (hex) of the connector token's secret; null for a connector made before tokens, until one is made. */
+  declare token_hash: string | null;
   declare status_state: 'connected' | 'disconnected';
   declare status_message: string;
   declare created_at: Date;

@@ -1,20 +1,5 @@
 import { Type as T } from '@sinclair/typebox';
 
-/** A host name or an IP address (v4, or v6 without brackets): what a TCP connection to the engine takes. */
-export const engineAddress = T.String({
-  minLength: 1,
-  maxLength: 255,
-  pattern:
-    '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f:.]+)$',
-  description: 'Host name or IP address of the Docker Engine API.',
-});
-
-export const enginePort = T.Integer({
-  minimum: 0,
-  maximum: 65535,
-  description: 'TCP port of the Docker Engine API (SPEC.md section 5: 0 to 65535).',
-});
-
 const pem = (what: string) =>
   T.String({
     minLength: 1,
@@ -41,36 +26,60 @@ export const connectorUid = T.String({ format: 'uuid', description: 'Connector u
 export const connectorCreate = T.Object(
   {
     enable: T.Optional(T.Boolean({ default: true, description: 'Whether its containers are devices.' })),
-    address: engineAddress,
-    port: enginePort,
-    secure: T.Optional(T.Boolean({ default: false, description: 'Connect with TLS.' })),
+    secure: T.Optional(
+      T.Boolean({
+        default: false,
+        description:
+          'Speak TLS to the engine, end to end through the connector (a Docker host with --tlsverify).',
+      }),
+    ),
     tls: T.Optional(tlsInput),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      'Where the engine is is not given here: the connector process beside the engine is started with it, and ' +
+      'reports it as address and port once it connects.',
+  },
 );
 
 export const connectorUpdate = T.Object(
   {
     enable: T.Optional(T.Boolean()),
-    address: T.Optional(engineAddress),
-    port: T.Optional(enginePort),
     secure: T.Optional(T.Boolean()),
     tls: T.Optional(T.Union([tlsInput, T.Null()], { description: 'New TLS material; null removes it.' })),
   },
   { additionalProperties: false },
 );
 
-/** The Connector entity of SPEC.md section 3. */
-export const connector = T.Object({
+/** A connector token: the connector's uid, a dot, and a secret of 32 random bytes (base64url). */
+export const connectorToken = T.String({
+  pattern: '^[0-9a-f-]{36}\\.[A-Za-z0-9_-]{43}$',
+  description:
+    'The token the connector process dials in with (GATEHOUSE_CONNECTOR_TOKEN). Answered once, when it is made; ' +
+    'the server keeps only its hash.',
+});
+
+const connectorFields = {
   uid: connectorUid,
   tenant_id: T.String({ format: 'uuid' }),
   enable: T.Boolean(),
-  address: T.String(),
-  port: T.Integer(),
+  address: T.String({
+    description:
+      'Where the connector process reaches its engine, as it reported it: a Unix socket’s path, or a host; empty ' +
+      'until it has connected.',
+  }),
+  port: T.Integer({
+    description: 'The engine’s TCP port as the connector reported it; 0 for a Unix socket.',
+  }),
   secure: T.Boolean(),
   status: T.Object({
     State: T.Union([T.Literal('connected'), T.Literal('disconnected')]),
-    Message: T.String({ description: 'What the engine or the network said on the last attempt.' }),
+    Message: T.String({
+      description:
+        'Connected: the engine’s name and version. Disconnected: which part of the path failed (the connector, its ' +
+        'engine, TLS, or an answer that is not an engine’s), never a network error’s own text.',
+    }),
   }),
   tls: T.Object(
     {
@@ -80,7 +89,13 @@ export const connector = T.Object({
     { description: 'The TLS material stored. The private key is write-only: it is never answered.' },
   ),
   created_at: T.String({ format: 'date-time' }),
-});
+};
+
+/** The Connector entity. */
+export const connector = T.Object(connectorFields);
+
+/** A connector as its creation answers it: with its token, which is never answered again. */
+export const connectorWithToken = T.Object({ ...connectorFields, token: connectorToken });
 
 /** The engine's own information object (`GET /info` of the Docker Engine API), as the engine gives it. */
 export const engineInfo = T.Object(

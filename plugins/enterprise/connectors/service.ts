@@ -8,25 +8,28 @@ import {
   type SealedColumn,
   type SecretBox,
   type TenantStore,
+  type TunnelHub,
 } from '@gatehouse/core';
 import { Device } from '@gatehouse/plugin-community/devices/model';
 import type { Static } from '@sinclair/typebox';
 import {
-  type EngineEndpoint,
+  type EngineLink,
   type EngineStatus,
   type EngineTls,
   engineClient,
   engineError,
   engineInfo,
   probeEngine,
+  STATUS,
 } from './engine';
 import { Connector, ConnectorContainer } from './model';
 import type { connectorCreate, connectorUpdate } from './schemas';
+import { newConnectorToken } from './tunnel';
 
-/** The TLS material of every connector, sealed with the operator's key (core/secrets.ts). */
+/** The TLS material of every connector, sealed with the operator's key. */
 export const CONNECTOR_TLS: SealedColumn = { table: 'connectors', column: 'tls', key: 'uid' };
 
-/** The Connector entity as the API answers it (SPEC.md section 3); the private key is never in it. */
+/** The Connector entity as the API answers it; the private key and the token are never in it. */
 export interface ConnectorView {
   uid: string;
   tenant_id: string;
@@ -44,9 +47,15 @@ export interface ConnectorChanges {
   changed(uid: string): Promise<void>;
 }
 
-/** Where the connector's engine answers, with its TLS material opened. */
-export function connectorEndpoint(row: Connector, secrets: SecretBox): EngineEndpoint {
-  return { address: row.address, port: row.port, secure: row.secure, tls: openTls(row, secrets) };
+/** How the server reaches the connector's engine: through its tunnel, in TLS when the connector is secure. */
+export function connectorLink(row: Connector, secrets: SecretBox, tunnels: TunnelHub): EngineLink {
+  return {
+    line: () => tunnels.open(row.uid, { kind: 'engine' }),
+    secure: row.secure,
+    tls: openTls(row, secrets),
+    // A Unix socket has no name to check a certificate against: the engine's certificate then names localhost.
+    host: row.port === 0 || !row.address ? 'localhost' : row.address,
+  };
 }
 
 function openTls(row: Connector, secrets: SecretBox): EngineTls {
@@ -55,18 +64,26 @@ function openTls(row: Connector, secrets: SecretBox): EngineTls {
 
 /**
  * The `/api/connector` calls: connectors to container engines of the caller's namespace (request scope, through
- * the tenant store). A write tries the engine at once and keeps what it said as the status: the answer is 200 when
- * it connected and 201 when the connector was saved but the engine could not be reached (SPEC.md section 4).
+ * the tenant store). A connector is reached only through its own process's tunnel; a write asks the engine through
+ * it at once when it is connected, and the answer is 200 when the engine answered and 201 when the connector was
+ * saved without it.
  */
 export class ConnectorService {
   private readonly tenant: TenantStore;
   private readonly secrets: SecretBox;
   private readonly watchers: ConnectorChanges;
+  private readonly tunnels: TunnelHub;
 
-  constructor(deps: { tenant: TenantStore; secrets: SecretBox; connectorWatchers: ConnectorChanges }) {
+  constructor(deps: {
+    tenant: TenantStore;
+    secrets: SecretBox;
+    connectorWatchers: ConnectorChanges;
+    connectorTunnels: TunnelHub;
+  }) {
     this.tenant = deps.tenant;
     this.secrets = deps.secrets;
     this.watchers = deps.connectorWatchers;
+    this.tunnels = deps.connectorTunnels;
   }
 
   async list(query: { enable?: boolean; page: number; per_page: number }): Promise<Page<ConnectorView>> {
@@ -80,25 +97,23 @@ export class ConnectorService {
     return this.view(await this.row(uid));
   }
 
-  async create(
-    body: Static<typeof connectorCreate>,
-  ): Promise<{ connector: ConnectorView; connected: boolean }> {
+  /** Saves the connector and makes its token; no process holds the token yet, so it is not connected. */
+  async create(body: Static<typeof connectorCreate>): Promise<ConnectorView & { token: string }> {
     const tls = checkTls(body.tls ?? {});
     const uid = randomUUID();
-    const secure = body.secure ?? false;
-    const status = await probeEngine(engineClient({ address: body.address, port: body.port, secure, tls }));
+    const { token, hash } = newConnectorToken(uid);
     await this.tenant.query(Connector).insert({
       uid,
       enable: body.enable ?? true,
-      address: body.address,
-      port: body.port,
-      secure,
+      address: '',
+      port: 0,
+      secure: body.secure ?? false,
       tls: this.sealTls(tls, uid),
-      status_state: status.State,
-      status_message: status.Message,
+      token_hash: hash,
+      status_state: 'disconnected',
+      status_message: STATUS.waiting,
     });
-    await this.watchers.changed(uid);
-    return { connector: await this.get(uid), connected: status.State === 'connected' };
+    return { ...(await this.get(uid)), token };
   }
 
   async update(
@@ -107,28 +122,36 @@ export class ConnectorService {
   ): Promise<{ connector: ConnectorView; connected: boolean }> {
     const row = await this.row(uid);
     const tls = body.tls === undefined ? openTls(row, this.secrets) : checkTls(body.tls ?? {});
-    const endpoint: EngineEndpoint = {
-      address: body.address ?? row.address,
-      port: body.port ?? row.port,
-      secure: body.secure ?? row.secure,
-      tls,
-    };
-    const status = await probeEngine(engineClient(endpoint));
     await this.tenant
       .query(Connector)
       .where({ uid })
       .patch({
         enable: body.enable ?? row.enable,
-        address: endpoint.address,
-        port: endpoint.port,
-        secure: endpoint.secure,
+        secure: body.secure ?? row.secure,
         ...(body.tls !== undefined ? { tls: this.sealTls(tls, uid) } : {}),
-        status_state: status.State,
-        status_message: status.Message,
         updated_at: new Date(),
       });
+    const updated = await this.row(uid);
+    let connected = false;
+    if (await this.tunnels.reachable(uid)) {
+      const status = await probeEngine(engineClient(connectorLink(updated, this.secrets, this.tunnels)));
+      connected = status.State === 'connected';
+      await this.tenant
+        .query(Connector)
+        .where({ uid })
+        .patch({ status_state: status.State, status_message: status.Message });
+    }
     await this.watchers.changed(uid);
-    return { connector: await this.get(uid), connected: status.State === 'connected' };
+    return { connector: await this.get(uid), connected };
+  }
+
+  /** A new token: the old one is refused from now on, and a process connected with it is disconnected. */
+  async rotateToken(uid: string): Promise<string> {
+    await this.row(uid);
+    const { token, hash } = newConnectorToken(uid);
+    await this.tenant.query(Connector).where({ uid }).patch({ token_hash: hash, updated_at: new Date() });
+    this.tunnels.disconnect(uid);
+    return token;
   }
 
   /** Deletes the connector; its containers stop being devices (accepted ones keep their slot, as removed). */
@@ -137,7 +160,7 @@ export class ConnectorService {
     await this.tenant.transaction(async (store, trx) => {
       const devices = () =>
         ConnectorContainer.bindKnex(trx).query().where({ connector_uid: uid }).select('device_uid');
-      // An accepted container keeps its slot for the removal window, as any removed device does (SPEC.md 4).
+      // An accepted container keeps its slot for the removal window, as any removed device does.
       await store
         .query(Device)
         .whereIn('uid', devices())
@@ -146,16 +169,18 @@ export class ConnectorService {
       await store.query(Device).whereIn('uid', devices()).whereNot('status', 'removed').delete();
       await store.query(Connector).where({ uid }).delete();
     });
+    this.tunnels.disconnect(uid);
     await this.watchers.changed(uid);
   }
 
-  /** `GET /api/connector/{uid}/info`: the engine's information object; 424 when the engine does not answer. */
+  /** `GET /api/connector/{uid}/info`: the engine's information object; 424 when it cannot be had. */
   async info(uid: string): Promise<Record<string, unknown>> {
     const row = await this.row(uid);
+    if (!(await this.tunnels.reachable(uid))) throw new FailedDependency(STATUS.offline);
     try {
-      return await engineInfo(engineClient(connectorEndpoint(row, this.secrets)));
+      return await engineInfo(engineClient(connectorLink(row, this.secrets, this.tunnels)));
     } catch (err) {
-      throw new FailedDependency(`the container engine did not answer: ${engineError(err)}`);
+      throw new FailedDependency(engineError(err));
     }
   }
 

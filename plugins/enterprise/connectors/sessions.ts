@@ -1,5 +1,5 @@
 import { type LocalAccount, parsePasswd, verifyPasswordIn } from '@gatehouse/agent/ssh/local-accounts';
-import type { Logger, SecretBox } from '@gatehouse/core';
+import type { Logger, SecretBox, TunnelHub } from '@gatehouse/core';
 import type { SshDevice } from '@gatehouse/plugin-community/gateway/admission';
 import {
   type SessionRequest,
@@ -15,7 +15,7 @@ import type { ContainerDevices } from './containers';
 import { engineClient } from './engine';
 import { ContainerExec, readContainerFile } from './exec';
 import { Connector } from './model';
-import { connectorEndpoint } from './service';
+import { connectorLink } from './service';
 
 /**
  * The gateway's upstream for containers a connector exposes: no agent runs inside, so sessions run as interactive
@@ -32,11 +32,19 @@ export class ContainerDialer implements UpstreamDialer {
   private readonly secrets: SecretBox;
   private readonly devices: ContainerDevices;
   private readonly log: Logger;
+  private readonly tunnels: TunnelHub;
 
-  constructor(deps: { db: Knex; secrets: SecretBox; containerDevices: ContainerDevices; log: Logger }) {
+  constructor(deps: {
+    db: Knex;
+    secrets: SecretBox;
+    containerDevices: ContainerDevices;
+    connectorTunnels: TunnelHub;
+    log: Logger;
+  }) {
     this.db = deps.db;
     this.secrets = deps.secrets;
     this.devices = deps.containerDevices;
+    this.tunnels = deps.connectorTunnels;
     this.log = deps.log.child({ part: 'container-sessions' });
   }
 
@@ -57,7 +65,8 @@ export class ContainerDialer implements UpstreamDialer {
       .findById(located.connectorUid)
       .where('tenant_id', device.tenant_id);
     if (!connector) throw new Error('the connector of this container is gone');
-    const docker = engineClient(connectorEndpoint(connector, this.secrets));
+    // Through the connector's tunnel, on whichever instance holds it.
+    const docker = engineClient(connectorLink(connector, this.secrets, this.tunnels));
     const passwd = (await readContainerFile(docker, located.containerId, '/etc/passwd')) ?? '';
     let account: LocalAccount | undefined;
     if ('password' in auth) {

@@ -1,20 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Cache, Logger, SecretBox } from '@gatehouse/core';
+import type { Cache, Logger, SecretBox, TunnelHub } from '@gatehouse/core';
 import type Docker from 'dockerode';
 import type { Knex } from 'knex';
 import type { ContainerDevices, EngineContainer, EngineFacts, WatchedConnector } from './containers';
 import {
   connectedTo,
   ENGINE_TIMEOUT_MS,
-  type EngineEndpoint,
   type EngineStatus,
   engineClient,
   engineError,
   engineVersion,
+  probeEngine,
+  STATUS,
 } from './engine';
 import { Connector } from './model';
-import { type ConnectorChanges, connectorEndpoint } from './service';
+import { type ConnectorChanges, connectorLink } from './service';
 
 /** How often each instance looks for connectors to watch, and renews the leases of those it watches. */
 const RECONCILE_MS = 10_000;
@@ -27,13 +28,18 @@ const BACKOFF_MAX_MS = 60_000;
 
 const leaseKey = (uid: string) => `connectors:watch:${uid}`;
 
+/** A watcher stops following an engine that another, older connector serves. */
+class EngineTaken extends Error {
+  override name = 'EngineTaken';
+}
+
 /**
- * Keeps the container devices of every enabled connector current from its engine's event stream. Each enabled
- * connector has one watcher in the whole installation: the instance that holds its lease in the shared cache
- * (renewed every 10 s, taken over by another instance 30 s after its holder stops renewing). A watcher lists the
- * running containers when it connects, then follows start, die and destroy events; when the stream ends or the
- * engine is out of reach its containers go offline and it connects again with jittered exponential backoff
- * (1 s to 60 s), keeping what the engine said as the connector's status.
+ * Keeps the container devices of every enabled connector current from its engine's event stream. A connector is
+ * watched on the instance that holds its connector process's tunnel (one watcher in the whole installation: the
+ * lease in the shared cache settles the moment two tunnels of one connector overlap). A watcher lists the running
+ * containers when it connects, then follows start, die and destroy events; when the stream ends or the engine is
+ * out of reach its containers go offline and it tries again with jittered exponential backoff (1 s to 60 s),
+ * keeping the reason as the connector's status. When its tunnel goes, so does the watcher.
  */
 export class ConnectorWatchers implements ConnectorChanges {
   private readonly db: Knex;
@@ -41,8 +47,11 @@ export class ConnectorWatchers implements ConnectorChanges {
   private readonly log: Logger;
   private readonly devices: ContainerDevices;
   private readonly secrets: SecretBox;
+  private readonly tunnels: () => TunnelHub;
   private readonly instance = randomUUID();
   private readonly watches = new Map<string, ConnectorWatch>();
+  /** Connectors whose tunnel is on this instance, with the address it came from. */
+  private readonly local = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private reconciling: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -53,12 +62,15 @@ export class ConnectorWatchers implements ConnectorChanges {
     log: Logger;
     containerDevices: ContainerDevices;
     secrets: SecretBox;
+    /** The connectors' tunnel hub (it reports tunnels here, so it is looked up when needed, not at construction). */
+    connectorTunnels: TunnelHub;
   }) {
     this.db = deps.db;
     this.cache = deps.cache;
     this.log = deps.log.child({ part: 'connectors' });
     this.devices = deps.containerDevices;
     this.secrets = deps.secrets;
+    this.tunnels = () => deps.connectorTunnels;
   }
 
   /** Connectors of every namespace: the watchers serve the whole installation. */
@@ -66,7 +78,7 @@ export class ConnectorWatchers implements ConnectorChanges {
     return Connector.acrossTenants(this.db);
   }
 
-  /** Keeps what the last connection attempt said (a watcher reports here as it connects and loses it). */
+  /** Keeps what the last attempt said (a watcher reports here as it connects and loses it). */
   async setStatus(uid: string, status: EngineStatus): Promise<void> {
     await this.connectors()
       .where({ uid })
@@ -80,6 +92,37 @@ export class ConnectorWatchers implements ConnectorChanges {
       void this.reconcile();
     }, RECONCILE_MS);
     this.timer.unref();
+  }
+
+  /**
+   * A connector's process connected to this instance. Its engine is asked who it is at once, enabled or not, so
+   * the status says whether the engine answers; an enabled connector is then watched.
+   */
+  async online(uid: string, remoteAddr: string): Promise<void> {
+    this.local.set(uid, remoteAddr);
+    const row = await this.connectors().findById(uid);
+    if (row && !row.enable) {
+      await this.setStatus(
+        uid,
+        await probeEngine(engineClient(connectorLink(row, this.secrets, this.tunnels()))),
+      );
+    }
+    await this.reconcile();
+  }
+
+  /** Connectors' processes went away from this instance: their containers go offline with them. */
+  async offline(uids: string[]): Promise<void> {
+    for (const uid of uids) {
+      this.local.delete(uid);
+      const watch = this.watches.get(uid);
+      if (watch) {
+        this.watches.delete(uid);
+        await watch.stop();
+        await this.cache.del(leaseKey(uid)).catch(() => undefined);
+      }
+      await this.devices.detach(uid);
+      await this.setStatus(uid, { State: 'disconnected', Message: STATUS.offline });
+    }
   }
 
   /** A connector was made, changed or deleted here: watch, restart or drop it now rather than at the next round. */
@@ -108,7 +151,11 @@ export class ConnectorWatchers implements ConnectorChanges {
 
   private async round(): Promise<void> {
     if (this.stopped) return;
-    const rows = await this.connectors().where({ enable: true });
+    const rows = this.local.size
+      ? await this.connectors()
+          .where({ enable: true })
+          .whereIn('uid', [...this.local.keys()])
+      : [];
     const enabled = new Map(rows.map((r) => [r.uid, r]));
     for (const [uid, watch] of this.watches) {
       const row = enabled.get(uid);
@@ -124,7 +171,10 @@ export class ConnectorWatchers implements ConnectorChanges {
     for (const row of rows) {
       if (this.stopped || this.watches.has(row.uid)) continue;
       if (!(await this.cache.setIfAbsent(leaseKey(row.uid), this.instance, LEASE_SECONDS))) continue;
-      const watch = new ConnectorWatch(row, connectorEndpoint(row, this.secrets), {
+      const link = connectorLink(row, this.secrets, this.tunnels());
+      const watch = new ConnectorWatch(row, this.local.get(row.uid) ?? '', {
+        docker: engineClient(link),
+        events: engineClient(link, { bounded: false }),
         devices: this.devices,
         status: (status) => this.setStatus(row.uid, status),
         log: this.log.child({ connector: row.uid }),
@@ -147,44 +197,45 @@ export class ConnectorWatchers implements ConnectorChanges {
       }),
     );
   }
-
-  /** The dockerode client of a connector this instance watches (the gateway's container sessions use it). */
-  client(uid: string): Docker | undefined {
-    return this.watches.get(uid)?.docker;
-  }
 }
 
 /** One connector's watcher: connect, list, follow events, and again after a pause when the stream ends. */
 class ConnectorWatch {
-  readonly docker: Docker;
+  private readonly docker: Docker;
   private readonly connector: WatchedConnector;
   private events: Readable | undefined;
   private stopping = false;
   private wake: (() => void) | undefined;
   private done: Promise<void> = Promise.resolve();
   private aliveTimer: NodeJS.Timeout | undefined;
+  /** An event showed a container of another, older connector. */
+  private taken = false;
 
   constructor(
     private readonly row: Connector,
-    endpoint: EngineEndpoint,
+    remoteAddr: string,
     private readonly deps: {
+      /** Calls answered whole (bounded). */
+      docker: Docker;
+      /** The event stream, which never ends. */
+      events: Docker;
       devices: ContainerDevices;
       status: (status: EngineStatus) => Promise<void>;
       log: Logger;
     },
   ) {
-    this.docker = engineClient(endpoint);
-    this.connector = { uid: row.uid, tenant_id: row.tenant_id, address: row.address };
+    this.docker = deps.docker;
+    this.connector = {
+      uid: row.uid,
+      tenant_id: row.tenant_id,
+      created_at: new Date(row.created_at),
+      remoteAddr,
+    };
   }
 
   /** Whether the connector's row changed in a way that needs a new connection. */
   outdated(row: Connector): boolean {
-    return (
-      row.address !== this.row.address ||
-      row.port !== this.row.port ||
-      row.secure !== this.row.secure ||
-      row.tls !== this.row.tls
-    );
+    return row.secure !== this.row.secure || row.tls !== this.row.tls;
   }
 
   start(): void {
@@ -202,13 +253,15 @@ class ConnectorWatch {
     let backoff = BACKOFF_MIN_MS;
     while (!this.stopping) {
       const since = Date.now();
+      this.taken = false;
       try {
         await this.follow();
       } catch (err) {
         if (this.stopping) break;
-        this.deps.log.warn({ err: engineError(err) }, 'connector engine out of reach');
+        const reason = err instanceof EngineTaken ? STATUS.taken : engineError(err);
+        this.deps.log.warn({ reason }, 'connector engine out of reach');
         await this.deps
-          .status({ State: 'disconnected', Message: engineError(err) })
+          .status({ State: 'disconnected', Message: reason })
           .catch((e: unknown) => this.deps.log.error({ err: e }, 'connector status not kept'));
       } finally {
         if (this.aliveTimer) clearInterval(this.aliveTimer);
@@ -237,7 +290,9 @@ class ConnectorWatch {
   /** Connects, lists and follows events until the stream ends (resolves) or fails (rejects). */
   private async follow(): Promise<void> {
     // Subscribed before listing: a container that starts in between is in the list or in the events.
-    const events = (await this.docker.getEvents({ filters: { type: ['container'] } })) as unknown as Readable;
+    const events = (await this.deps.events.getEvents({
+      filters: { type: ['container'] },
+    })) as unknown as Readable;
     this.events = events;
     const ended = new Promise<void>((resolve, reject) => {
       events.once('error', reject);
@@ -283,7 +338,10 @@ class ConnectorWatch {
         abortSignal: AbortSignal.timeout(ENGINE_TIMEOUT_MS),
       });
       if (!this.stopping) {
-        await this.deps.devices.sync(this.connector, listed.map(toContainer), facts);
+        if ((await this.deps.devices.sync(this.connector, listed.map(toContainer), facts)) === 'taken') {
+          events.destroy();
+          throw new EngineTaken();
+        }
         this.deps.log.info({ containers: listed.length }, 'connector watching its engine');
         this.aliveTimer = setInterval(() => {
           this.deps.devices.alive(this.row.uid).catch((err: unknown) => this.deps.log.error({ err }));
@@ -293,8 +351,11 @@ class ConnectorWatch {
       engine = facts;
       for (const line of early.splice(0)) handle(line, facts);
     }
-    await ended;
+    await ended.catch((err: unknown) => {
+      if (!this.taken) throw err;
+    });
     await chain;
+    if (this.taken) throw new EngineTaken();
     if (!this.stopping) throw new Error('the engine closed its event stream');
   }
 
@@ -314,7 +375,14 @@ class ConnectorWatch {
           filters: { id: [id] },
           abortSignal: AbortSignal.timeout(ENGINE_TIMEOUT_MS),
         });
-        if (found) await this.deps.devices.running(this.connector, toContainer(found), engine);
+        if (
+          found &&
+          (await this.deps.devices.running(this.connector, toContainer(found), engine)) === 'taken'
+        ) {
+          // Another, older connector serves this engine: this one stops following it.
+          this.taken = true;
+          this.events?.destroy();
+        }
         return;
       }
       case 'die':

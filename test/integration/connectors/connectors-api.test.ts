@@ -1,10 +1,19 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect as connect_ } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
+import { STATUS } from '@gatehouse/plugin-enterprise/connectors/engine';
 import { expect } from 'chai';
+import {
+  connectEngine,
+  connectorState,
+  engineAddress,
+  type RunningConnector,
+  startConnectorProcess,
+} from '../../support/connector';
 import { type PodmanEngine, startPodman } from '../../support/podman';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
@@ -12,17 +21,24 @@ import { type LoginAnswer, startServer, type TestServer } from '../../support/se
 const CLOSED_PORT = 1;
 
 /**
- * The `/api/connector` calls of SPEC.md section 7 against a real engine (podman's Docker-compatible API): writes
- * answer 200 when the engine answered and 201 when the connector was saved without it, `info` is the engine's
- * own object, and the TLS material is sealed at rest.
+ * The `/api/connector` calls against a real engine (podman's Docker-compatible API) reached the way a user sets it
+ * up: a connector is made through the API, its token runs `gatehouse-agent connector` beside the engine, and the
+ * server reaches the engine through that process only. Writes answer 200 when the engine answered and 201 when
+ * the connector was saved without it, `info` is the engine's own object, and the TLS material is sealed at rest.
  */
-describe('connectors: the API against podman', function () {
+describe('connectors: the API against podman, through a connector process', function () {
   this.timeout(120_000);
   let engine: PodmanEngine;
   let server: TestServer;
   let me: LoginAnswer;
+  const running: RunningConnector[] = [];
   const api = (method: string, path: string, body?: unknown) =>
     server.api(method, path, { token: me.token, body });
+  const connect = async (body: Record<string, unknown> = {}, where = engineAddress(engine)) => {
+    const c = await connectEngine(server, api, where, body);
+    running.push(c);
+    return c;
+  };
 
   before(async () => {
     engine = await startPodman();
@@ -30,48 +46,47 @@ describe('connectors: the API against podman', function () {
     me = await server.setup();
   });
   after(async () => {
+    for (const c of running) await c.stop();
     await server?.stop();
     await engine?.close();
   });
 
-  it('saves a connector that reaches the engine with 200 and its status connected', async () => {
-    const res = await api('POST', '/api/connector', { address: engine.address, port: engine.port });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(res.body).to.include({ address: '127.0.0.1', port: engine.port, secure: false, enable: true });
-    expect(res.body.tenant_id).to.equal(me.tenant);
-    expect(res.body.status.State).to.equal('connected');
-    expect(res.body.status.Message).to.match(/^Podman Engine 4\./);
-    const again = await api('GET', `/api/connector/${res.body.uid}`);
-    expect(again.status).to.equal(200);
-    expect(again.body).to.deep.equal(res.body);
-  });
-
-  it('saves a connector whose engine does not answer with 201 and keeps the reason', async () => {
-    const res = await api('POST', '/api/connector', {
-      address: '127.0.0.1',
-      port: CLOSED_PORT,
-      enable: false,
-    });
+  it('makes a connector with its token, answered once, and says it waits for its process', async () => {
+    const res = await api('POST', '/api/connector', { enable: false });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    expect(res.body.status.State).to.equal('disconnected');
-    expect(res.body.status.Message).to.match(/ECONNREFUSED/);
-    const stored = await api('GET', `/api/connector/${res.body.uid}`);
-    expect(stored.body.status).to.deep.equal(res.body.status);
-
-    // Pointed at the engine, the same connector connects: 200.
-    const fixed = await api('PATCH', `/api/connector/${res.body.uid}`, { port: engine.port });
-    expect(fixed.status, JSON.stringify(fixed.body)).to.equal(200);
-    expect(fixed.body).to.include({ port: engine.port, enable: false });
-    expect(fixed.body.status.State).to.equal('connected');
-    // And back to nowhere: 201 again, the port kept.
-    const broken = await api('PATCH', `/api/connector/${res.body.uid}`, { port: CLOSED_PORT });
-    expect(broken.status).to.equal(201);
-    expect(broken.body.port).to.equal(CLOSED_PORT);
+    expect(res.body).to.include({ address: '', port: 0, secure: false, enable: false, tenant_id: me.tenant });
+    expect(res.body.token).to.match(new RegExp(`^${res.body.uid}\\.[A-Za-z0-9_-]{43}$`));
+    expect(res.body.status).to.deep.equal({ State: 'disconnected', Message: STATUS.waiting });
+    const again = await api('GET', `/api/connector/${res.body.uid}`);
+    expect(again.body).to.not.have.property('token');
+    const { token, ...rest } = res.body;
+    expect(again.body).to.deep.equal(rest);
+    // Only the SHA-256 of the secret is kept.
+    const row = await server.kernel.container.cradle
+      .db('connectors')
+      .where({ uid: res.body.uid })
+      .first('token_hash');
+    const secret = String(token).split('.')[1] as string;
+    expect(row.token_hash).to.equal(createHash('sha256').update(secret).digest('hex'));
+    expect(JSON.stringify(row)).to.not.contain(secret);
   });
 
-  it('answers the engine’s own information object', async () => {
-    const made = await api('POST', '/api/connector', { address: engine.address, port: engine.port });
-    const info = await api('GET', `/api/connector/${made.body.uid}/info`);
+  it('connects once its process dials in, and shows where that process reaches its engine', async () => {
+    const c = await connect({ enable: false });
+    const status = await connectorState(api, c.uid, 'connected');
+    expect(status.Message).to.match(/^Podman Engine 4\./);
+    const got = await api('GET', `/api/connector/${c.uid}`);
+    expect(got.body).to.include({ address: '127.0.0.1', port: engine.port });
+    // A write while connected asks the engine again: 200.
+    const patched = await api('PATCH', `/api/connector/${c.uid}`, { enable: false });
+    expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
+    expect(patched.body.status.State).to.equal('connected');
+  });
+
+  it('answers the engine’s own information object through the connector, 424 without one', async () => {
+    const c = await connect({ enable: false });
+    await connectorState(api, c.uid, 'connected');
+    const info = await api('GET', `/api/connector/${c.uid}/info`);
     expect(info.status).to.equal(200);
     const direct = (await (await fetch(`http://127.0.0.1:${engine.port}/info`)).json()) as Record<
       string,
@@ -83,17 +98,44 @@ describe('connectors: the API against podman', function () {
       expect(info.body[key], key).to.be.a('string').and.equal(direct[key]);
     expect(Object.keys(info.body)).to.have.length.greaterThan(30);
 
-    const away = await api('POST', '/api/connector', {
-      address: '127.0.0.1',
-      port: CLOSED_PORT,
-      enable: false,
-    });
+    const away = await api('POST', '/api/connector', { enable: false });
     const failed = await api('GET', `/api/connector/${away.body.uid}/info`);
     expect(failed.status).to.equal(424);
-    expect(failed.body.message).to.match(/ECONNREFUSED/);
+    expect(failed.body.message).to.equal(STATUS.offline);
+  });
+
+  it('says its process cannot reach the engine in its own words, not the network’s', async () => {
+    const c = await connect({}, `tcp://127.0.0.1:${CLOSED_PORT}`);
+    const status = await connectorState(api, c.uid, 'disconnected', STATUS.unreachable);
+    const info = await api('GET', `/api/connector/${c.uid}/info`);
+    expect(info.status).to.equal(424);
+    expect(info.body.message).to.equal(STATUS.unreachable);
+    expect(JSON.stringify([status, info.body])).to.not.match(/ECONNREFUSED|127\.0\.0\.1|connect /);
+  });
+
+  it('refuses an old token once a new one is made, and takes the new one', async () => {
+    const c = await connect({ enable: false });
+    await connectorState(api, c.uid, 'connected');
+    const rotated = await api('POST', `/api/connector/${c.uid}/token`);
+    expect(rotated.status).to.equal(200);
+    expect(rotated.body.token)
+      .to.match(new RegExp(`^${c.uid}\\.`))
+      .and.not.equal(c.token);
+    // The process with the old token is disconnected and refused.
+    await c.process.waitFor(/refused this connector \(401\)/);
+    await connectorState(api, c.uid, 'disconnected', STATUS.offline);
+    const fresh = await startConnectorProcess({
+      server: server.url,
+      token: rotated.body.token,
+      engine: engineAddress(engine),
+    });
+    running.push({ ...c, process: fresh, stop: async () => void (await fresh.stop()) });
+    await connectorState(api, c.uid, 'connected');
   });
 
   it('lists with enable, page and per_page, the total in X-Total-Count', async () => {
+    await api('POST', '/api/connector', { enable: false });
+    await api('POST', '/api/connector', {});
     const all = await api('GET', '/api/connector?per_page=100');
     expect(all.status).to.equal(200);
     const total = Number(all.headers.get('x-total-count'));
@@ -109,40 +151,35 @@ describe('connectors: the API against podman', function () {
     expect(page2.body[0].uid).to.equal(all.body[1].uid);
     expect((await api('GET', '/api/connector?per_page=101')).status).to.equal(400);
     expect((await api('GET', '/api/connector?enable=maybe')).status).to.equal(400);
+    for (const c of all.body) expect(c).to.not.have.property('token');
   });
 
-  it('deletes a connector', async () => {
-    const made = await api('POST', '/api/connector', { address: engine.address, port: engine.port });
-    expect((await api('DELETE', `/api/connector/${made.body.uid}`)).status).to.equal(200);
-    expect((await api('GET', `/api/connector/${made.body.uid}`)).status).to.equal(404);
-    expect((await api('DELETE', `/api/connector/${made.body.uid}`)).status).to.equal(404);
+  it('deletes a connector, and its process is refused from then on', async () => {
+    const c = await connect({ enable: false });
+    expect((await api('DELETE', `/api/connector/${c.uid}`)).status).to.equal(200);
+    expect((await api('GET', `/api/connector/${c.uid}`)).status).to.equal(404);
+    expect((await api('DELETE', `/api/connector/${c.uid}`)).status).to.equal(404);
+    await c.process.waitFor(/refused this connector \(401\)/);
   });
 
-  it('refuses bad input naming the fields', async () => {
-    const bad = await api('POST', '/api/connector', { address: 'a b', port: 70000 });
-    expect(bad.status).to.equal(400);
-    expect(bad.body).to.have.members(['address', 'port']);
-    const neg = await api('POST', '/api/connector', { address: 'engine', port: -1 });
-    expect(neg.body).to.deep.equal(['port']);
+  it('refuses bad input naming the fields, and takes no address to connect to', async () => {
+    const addressed = await api('POST', '/api/connector', { address: '127.0.0.1', port: 2375 });
+    expect(addressed.status).to.equal(400);
     const notPem = await api('POST', '/api/connector', {
-      address: 'engine',
-      port: 2376,
       secure: true,
       tls: { ca: '-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n' },
     });
     expect(notPem.status).to.equal(400);
     expect(notPem.body).to.deep.equal(['tls.ca']);
-    const stray = await api('POST', '/api/connector', { address: 'engine', port: 2375, extra: 1 });
+    const stray = await api('POST', '/api/connector', { extra: 1 });
     expect(stray.status).to.equal(400);
     expect((await api('GET', '/api/connector/not-a-uuid')).status).to.equal(400);
+    const made = await api('POST', '/api/connector', { enable: false });
+    expect((await api('PATCH', `/api/connector/${made.body.uid}`, { port: 1 })).status).to.equal(400);
   });
 
   it('keeps another namespace’s connectors out of reach', async () => {
-    const mine = await api('POST', '/api/connector', {
-      address: engine.address,
-      port: engine.port,
-      enable: false,
-    });
+    const mine = await api('POST', '/api/connector', { enable: false });
     const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });
     const other = (await api('GET', `/api/auth/token/${ns.body.tenant_id}`)).body as LoginAnswer;
     const as = (method: string, path: string, body?: unknown) =>
@@ -152,6 +189,7 @@ describe('connectors: the API against podman', function () {
       ['GET', `/api/connector/${mine.body.uid}`],
       ['GET', `/api/connector/${mine.body.uid}/info`],
       ['PATCH', `/api/connector/${mine.body.uid}`, { enable: true }],
+      ['POST', `/api/connector/${mine.body.uid}/token`],
       ['DELETE', `/api/connector/${mine.body.uid}`],
     ] as const) {
       expect((await as(method, path, body)).status, `${method} ${path}`).to.equal(404);
@@ -236,7 +274,14 @@ describe('connectors: TLS to the engine', function () {
   let port: number;
   let dir: string;
   let pki: ReturnType<typeof makeCertificates>;
+  const running: RunningConnector[] = [];
   const api = (method: string, p: string, body?: unknown) => server.api(method, p, { token: me.token, body });
+  /** A connector process beside the TLS engine, for a connector made with `body`. */
+  const connect = async (body: Record<string, unknown>) => {
+    const c = await connectEngine(server, api, `tcp://127.0.0.1:${port}`, body);
+    running.push(c);
+    return c;
+  };
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-engine-tls-'));
@@ -245,7 +290,7 @@ describe('connectors: TLS to the engine', function () {
     proxy = createTlsServer(
       { key: pki.serverKey, cert: pki.serverCert, ca: pki.ca, requestCert: true, rejectUnauthorized: true },
       (socket) => {
-        const upstream = connect(engine.port, '127.0.0.1');
+        const upstream = connect_(engine.port, '127.0.0.1');
         socket.pipe(upstream).pipe(socket);
         socket.on('error', () => upstream.destroy());
         upstream.on('error', () => socket.destroy());
@@ -258,56 +303,49 @@ describe('connectors: TLS to the engine', function () {
     me = await server.setup();
   });
   after(async () => {
+    for (const c of running) await c.stop();
     await server?.stop();
-    await new Promise((resolve) => proxy?.close(resolve));
+    if (proxy) await new Promise((resolve) => proxy.close(resolve));
     await engine?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('connects with the CA and a client certificate, and seals them at rest', async () => {
-    const res = await api('POST', '/api/connector', {
-      address: '127.0.0.1',
-      port,
+  it('speaks TLS with the CA and a client certificate end to end, and seals them at rest', async () => {
+    const c = await connect({
       secure: true,
       enable: false,
       tls: { ca: pki.ca, cert: pki.cert, key: pki.key },
     });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(res.body.status.Message).to.match(/^Podman Engine/);
+    const status = await connectorState(api, c.uid, 'connected');
+    expect(status.Message).to.match(/^Podman Engine/);
+    const res = await api('GET', `/api/connector/${c.uid}`);
     // The key is write-only; the certificates are answered.
     expect(res.body.tls).to.deep.equal({ ca: pki.ca, cert: pki.cert });
     expect(JSON.stringify(res.body)).to.not.contain('PRIVATE KEY');
-    const info = await api('GET', `/api/connector/${res.body.uid}/info`);
+    const info = await api('GET', `/api/connector/${c.uid}/info`);
     expect(info.status).to.equal(200);
     expect(info.body.ServerVersion).to.be.a('string');
 
-    const row = await server.kernel.container.cradle
-      .db('connectors')
-      .where({ uid: res.body.uid })
-      .first('tls');
+    const row = await server.kernel.container.cradle.db('connectors').where({ uid: c.uid }).first('tls');
     expect(row.tls).to.match(/^gh1:/);
     for (const plain of ['BEGIN', pki.key.split('\n')[1] as string, pki.cert.split('\n')[1] as string])
       expect(row.tls).to.not.contain(plain);
   });
 
   it('answers 201 when the engine refuses the connection without a client certificate', async () => {
-    const res = await api('POST', '/api/connector', {
-      address: '127.0.0.1',
-      port,
-      secure: true,
-      enable: false,
-      tls: { ca: pki.ca },
-    });
-    expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    expect(res.body.status.State).to.equal('disconnected');
+    const c = await connect({ secure: true, enable: false, tls: { ca: pki.ca } });
+    const again = await api('PATCH', `/api/connector/${c.uid}`, { enable: false });
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    expect(again.body.status.State).to.equal('disconnected');
+    expect(again.body.status.Message).to.equal(STATUS.tls);
     // Without the CA, the engine's certificate is not trusted.
-    const untrusted = await api('PATCH', `/api/connector/${res.body.uid}`, {
+    const untrusted = await api('PATCH', `/api/connector/${c.uid}`, {
       tls: { cert: pki.cert, key: pki.key },
     });
     expect(untrusted.status).to.equal(201);
-    expect(untrusted.body.status.Message).to.match(/certificate/i);
+    expect(untrusted.body.status.Message).to.equal(STATUS.tls);
     // All three: connected.
-    const ok = await api('PATCH', `/api/connector/${res.body.uid}`, {
+    const ok = await api('PATCH', `/api/connector/${c.uid}`, {
       tls: { ca: pki.ca, cert: pki.cert, key: pki.key },
     });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
@@ -315,19 +353,12 @@ describe('connectors: TLS to the engine', function () {
 
   it('refuses a key that is not the certificate’s', async () => {
     const res = await api('POST', '/api/connector', {
-      address: '127.0.0.1',
-      port,
       secure: true,
       tls: { ca: pki.ca, cert: pki.cert, key: pki.serverKey },
     });
     expect(res.status).to.equal(400);
     expect(res.body).to.deep.equal(['tls.key']);
-    const half = await api('POST', '/api/connector', {
-      address: '127.0.0.1',
-      port,
-      secure: true,
-      tls: { cert: pki.cert },
-    });
+    const half = await api('POST', '/api/connector', { secure: true, tls: { cert: pki.cert } });
     expect(half.body).to.deep.equal(['tls.key']);
   });
 });
