@@ -66,6 +66,9 @@ export class ContainerExec {
     if (tty) socket.pipe(this.stdout, { end: false });
     else demux(socket, this.stdout, this.stderr);
     socket.on('error', () => socket.destroy());
+    // The engine ends its side when the process has exited: nothing more is read from the user then. Through a
+    // connector's tunnel the stream stays half open until this side ends too.
+    socket.once('end', () => socket.end());
     socket.once('close', () => {
       this.finish().catch(() => this.end());
     });

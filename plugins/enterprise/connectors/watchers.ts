@@ -184,6 +184,11 @@ export class ConnectorWatchers implements ConnectorChanges {
     }
   }
 
+  /** Whether this instance watches the connector's engine now. */
+  watching(uid: string): boolean {
+    return this.watches.has(uid);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);

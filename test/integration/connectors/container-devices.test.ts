@@ -1,4 +1,11 @@
 import { expect } from 'chai';
+import {
+  connectEngine,
+  connectorState,
+  engineAddress,
+  type RunningConnector,
+  startConnectorProcess,
+} from '../../support/connector';
 import { type PodmanEngine, startPodman } from '../../support/podman';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
@@ -15,6 +22,7 @@ interface Container {
  * Running containers of an enabled connector are devices under /api/containers, kept current from the engine's
  * event stream: a container that starts appears pending and online, one that stops goes (or, accepted, goes
  * offline and comes back accepted), acceptance follows the device limit, tags and filters work as for devices.
+ * The server reaches the engine through a real connector process beside it.
  */
 describe('connectors: containers as devices (podman)', function () {
   this.timeout(120_000);
@@ -22,6 +30,7 @@ describe('connectors: containers as devices (podman)', function () {
   let server: TestServer;
   let me: LoginAnswer;
   let connector: string;
+  let running: RunningConnector;
   const api = (method: string, path: string, body?: unknown) =>
     server.api(method, path, { token: me.token, body });
   const list = async (query = 'status=pending'): Promise<Container[]> => {
@@ -52,11 +61,12 @@ describe('connectors: containers as devices (podman)', function () {
     me = await server.setup();
     // A container that runs before the connector exists is listed when the watcher connects.
     await engine.runContainer('early');
-    const res = await api('POST', '/api/connector', { address: engine.address, port: engine.port });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    connector = res.body.uid;
+    running = await connectEngine(server, api, engineAddress(engine));
+    connector = running.uid;
+    await connectorState(api, connector, 'connected');
   });
   after(async () => {
+    await running?.stop();
     await server?.stop();
     await engine?.close();
   });
@@ -179,14 +189,15 @@ describe('connectors: containers as devices (podman)', function () {
 });
 
 /**
- * Several servers of one installation (shared PostgreSQL and Redis): one of them watches each connector (a lease in
- * Redis), and another takes over when it stops.
+ * Several servers of one installation (shared PostgreSQL and Redis): the engine is watched on the server that holds
+ * the connector's tunnel, the other reaches the engine through that one, and the watch moves with the tunnel.
  */
-describe('connectors: one watcher per connector across servers (podman; skipped without TEST_DATABASE_URL and TEST_REDIS_URL, which servers share a store through)', function () {
+describe('connectors: watched where the connector’s tunnel is, across servers (podman; skipped without TEST_DATABASE_URL and TEST_REDIS_URL, which servers share a store through)', function () {
   this.timeout(120_000);
   let engine: PodmanEngine;
   let first: TestServer;
   let second: TestServer;
+  const processes: { stop(): Promise<unknown> }[] = [];
 
   before(async function () {
     if (!process.env.TEST_DATABASE_URL || !process.env.TEST_REDIS_URL) {
@@ -198,38 +209,47 @@ describe('connectors: one watcher per connector across servers (podman; skipped 
     second = await startServer({ edition: 'enterprise', ssh: false, sharing: first });
   });
   after(async () => {
+    for (const p of processes) await p.stop();
     await second?.stop().catch(() => undefined);
     await first?.stop();
     await engine?.close();
   });
 
-  it('watches on one server only, and on the other once that one stops', async () => {
+  it('watches on the server with the tunnel, answers through the other, and follows the tunnel', async () => {
     const me = await first.setup();
-    // Made through the second server, which takes the lease at once (the first would only at its next round).
-    const made = await second.api('POST', '/api/connector', {
-      token: me.token,
-      body: { address: engine.address, port: engine.port },
-    });
-    expect(made.status).to.equal(200);
-    const uid = made.body.uid as string;
-    // The first server's round finds the connector and sees the second holds it.
-    await first.kernel.container.cradle.connectorWatchers.reconcile();
+    const on = (s: TestServer) => (method: string, path: string, body?: unknown) =>
+      s.api(method, path, { token: me.token, body });
+    const c = await connectEngine(first, on(second), engineAddress(engine));
+    processes.push(c);
+    await connectorState(on(second), c.uid, 'connected');
     const watching = () =>
-      [first, second].filter((s) => s.kernel.container.cradle.connectorWatchers.client(uid) !== undefined);
-    expect(watching()).to.deep.equal([second]);
+      [first, second].filter((s) => s.kernel.container.cradle.connectorWatchers.watching(c.uid));
+    await first.kernel.container.cradle.connectorWatchers.reconcile();
+    await second.kernel.container.cradle.connectorWatchers.reconcile();
+    expect(watching()).to.deep.equal([first]);
+    // The second server has no tunnel of it: it reaches the engine through the first.
+    const info = await on(second)('GET', `/api/connector/${c.uid}/info`);
+    expect(info.status, JSON.stringify(info.body)).to.equal(200);
+    expect(info.body.ServerVersion).to.be.a('string');
 
-    // The second stops (and gives its lease up): the first takes over at its next round.
-    await second.stop();
+    // The process stops, and another dials the second server: the watch moves there.
+    await c.stop();
+    const moved = await startConnectorProcess({
+      server: second.url,
+      token: c.token,
+      engine: engineAddress(engine),
+    });
+    processes.push(moved);
     const deadline = Date.now() + 30_000;
-    while (first.kernel.container.cradle.connectorWatchers.client(uid) === undefined) {
-      if (Date.now() > deadline) throw new Error('the first server never took the connector over');
+    while (watching().length !== 1 || watching()[0] !== second) {
+      if (Date.now() > deadline) throw new Error('the second server never took the connector over');
       await new Promise((r) => setTimeout(r, 200));
     }
     await engine.runContainer('taken-over');
     const deadline2 = Date.now() + 20_000;
     for (;;) {
       const res = await first.api('GET', '/api/containers?status=pending', { token: me.token });
-      if ((res.body as { name: string }[]).some((c) => c.name === 'taken-over')) break;
+      if ((res.body as { name: string }[]).some((x) => x.name === 'taken-over')) break;
       if (Date.now() > deadline2) throw new Error(`not listed: ${JSON.stringify(res.body)}`);
       await new Promise((r) => setTimeout(r, 200));
     }

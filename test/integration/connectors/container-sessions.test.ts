@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { connectEngine, connectorState, engineAddress, type RunningConnector } from '../../support/connector';
 import { CONTAINER_ACCOUNTS, type PodmanEngine, startPodman } from '../../support/podman';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { Terminal } from '../../support/terminal';
@@ -21,6 +22,7 @@ describe('connectors: ssh to a container through the gateway (podman)', function
   let dir: string;
   let keyFile: string;
   let containerUid: string;
+  let connector: RunningConnector;
   const api = (method: string, p: string, body?: unknown) => server.api(method, p, { token: me.token, body });
   let namespace = '';
   const target = (user: string, container = 'shell-1') => `${user}@${namespace}.${container}@127.0.0.1`;
@@ -58,9 +60,8 @@ describe('connectors: ssh to a container through the gateway (podman)', function
     expect(
       (await api('PUT', `/api/namespaces/${me.tenant}`, { settings: { session_record: true } })).status,
     ).to.equal(200);
-    expect(
-      (await api('POST', '/api/connector', { address: engine.address, port: engine.port })).status,
-    ).to.equal(200);
+    connector = await connectEngine(server, api, engineAddress(engine));
+    await connectorState(api, connector.uid, 'connected');
     await engine.runContainer('shell-1');
     await engine.runContainer('waiting-1');
     const pending = await until(
@@ -85,6 +86,7 @@ describe('connectors: ssh to a container through the gateway (podman)', function
     expect(key.status, JSON.stringify(key.body)).to.equal(200);
   });
   after(async () => {
+    await connector?.stop();
     await server?.stop();
     await engine?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
