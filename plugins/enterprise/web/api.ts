@@ -1,5 +1,5 @@
-// The enterprise plugin's HTTP calls (SPEC.md section 7); test/e2e/web/api-contract.test.ts checks them against the
-// server's OpenAPI document.
+// The enterprise plugin's HTTP calls; test/e2e/web/api-contract.test.ts checks them against the server's OpenAPI
+// document.
 export const calls = {
   samlUrl: { method: 'GET', path: '/api/user/saml/auth' },
   samlToken: { method: 'POST', path: '/api/user/saml/token' },
@@ -10,4 +10,5 @@ export const calls = {
   updateConnector: { method: 'PATCH', path: '/api/connector/{uid}' },
   deleteConnector: { method: 'DELETE', path: '/api/connector/{uid}' },
   getConnectorInfo: { method: 'GET', path: '/api/connector/{uid}/info' },
+  newConnectorToken: { method: 'POST', path: '/api/connector/{uid}/token' },
 } as const;

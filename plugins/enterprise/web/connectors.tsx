@@ -2,6 +2,7 @@ import {
   Button,
   Card,
   ConfirmDialog,
+  CopyField,
   createColumnHelper,
   DataTable,
   Dialog,
@@ -12,7 +13,6 @@ import {
   PageHeader,
   Switch,
   TextArea,
-  TextField,
   useAction,
   useApi,
   usePagedList,
@@ -22,11 +22,12 @@ import {
 import { type ChangeEvent, useMemo, useState } from 'react';
 import { calls } from './api';
 
-/** A connector as `/api/connector` answers it (SPEC.md section 3); the TLS key is never answered. */
+/** A connector as `/api/connector` answers it; the TLS key and the token are never answered after creation. */
 interface Connector {
   uid: string;
   tenant_id: string;
   enable: boolean;
+  /** Where its process reaches the engine: a Unix socket's path (port 0) or a host; empty until it connected. */
   address: string;
   port: number;
   secure: boolean;
@@ -36,8 +37,6 @@ interface Connector {
 }
 
 interface ConnectorForm {
-  address: string;
-  port: string;
   secure: boolean;
   enable: boolean;
   ca: string;
@@ -45,15 +44,59 @@ interface ConnectorForm {
   key: string;
 }
 
-const emptyForm: ConnectorForm = {
-  address: '',
-  port: '2376',
-  secure: true,
-  enable: true,
-  ca: '',
-  cert: '',
-  key: '',
-};
+const emptyForm: ConnectorForm = { secure: false, enable: true, ca: '', cert: '', key: '' };
+
+/** The engine as the connector's process reported it, or what to do until it has. */
+export function engineLabel(c: Pick<Connector, 'address' | 'port'>): string {
+  if (!c.address) return 'not connected yet';
+  return c.port === 0 ? `unix://${c.address}` : `${c.address}:${c.port}`;
+}
+
+/** The address this console is open at: the server the connector must reach. */
+function serverAddress(): string {
+  return window.location.origin;
+}
+
+/** The connector on the engine's host from the server's agent bundle, with Node.js 20 (it reads the Docker socket). */
+export function connectorRunCommand(server: string, token: string): string {
+  return [
+    `curl -fsSL "${server}/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | sudo tar -xz -C /opt`,
+    `sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_CONNECTOR_TOKEN=${token} node /opt/gatehouse-agent/gatehouse-agent.mjs connector`,
+  ].join('\n');
+}
+
+/** The connector in a container beside a Docker engine: the socket is mounted in, the token is in its environment. */
+export function connectorDockerCommand(server: string, token: string): string {
+  return [
+    'docker run -d --name gatehouse-connector --restart unless-stopped',
+    '-v /var/run/docker.sock:/var/run/docker.sock',
+    `-e GATEHOUSE_SERVER_ADDRESS="${server}" -e GATEHOUSE_CONNECTOR_TOKEN=${token}`,
+    `node:20 sh -c 'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node /opt/gatehouse-agent/gatehouse-agent.mjs connector'`,
+  ].join(' ');
+}
+
+/** The token, shown once, and the commands that run the connector with it. */
+function RunConnector({ token }: { token: string }) {
+  const server = serverAddress();
+  return (
+    <div className="stack" style={{ gap: 8 }}>
+      <p className="alert alert-warn">
+        This token is shown once. Anyone holding it can serve an engine to this namespace: keep it like a
+        password. Making a new token disconnects the process that uses the old one.
+      </p>
+      <CopyField label="connector token" value={token} />
+      <span className="label">On the engine’s host, with Node.js 20 or newer:</span>
+      <CopyField label="connector command" value={connectorRunCommand(server, token)} wrap />
+      <span className="label">Or in a container beside a Docker engine:</span>
+      <CopyField label="connector docker command" value={connectorDockerCommand(server, token)} wrap />
+      <span className="hint muted" style={{ fontSize: 12.5 }}>
+        The connector dials out to Gatehouse and serves only the engine it is started with: the Docker socket
+        by default, or <code>--engine tcp://host:port</code> (for podman:{' '}
+        <code>--engine unix:///run/podman/podman.sock</code>). Gatehouse never connects to the engine itself.
+      </span>
+    </div>
+  );
+}
 
 /** The engine's information object: a few of its fields are worth showing. */
 type EngineInfo = Record<string, unknown>;
@@ -104,7 +147,10 @@ export function ConnectorsPage() {
   const [info, setInfo] = useState<{ connector: Connector; info: EngineInfo } | null>(null);
   const action = useAction();
 
-  /** 200: connected; 201: saved, but the engine did not answer (SPEC.md section 4). */
+  const [token, setToken] = useState<string | null>(null);
+  const [renewing, setRenewing] = useState<Connector | null>(null);
+
+  /** 200: the engine answered through the connector; 201: saved, but it did not. */
   const report = (status: number, connector: Connector, done: string) => {
     if (status === 201) toast(`${done}, but the engine did not answer: ${connector.status.Message}`, 'error');
     else toast(`${done}: connected to ${connector.status.Message}`);
@@ -150,7 +196,12 @@ export function ConnectorsPage() {
       column.display({
         id: 'address',
         header: 'Engine',
-        cell: (ctx) => <code>{`${ctx.row.original.address}:${ctx.row.original.port}`}</code>,
+        cell: (ctx) =>
+          ctx.row.original.address ? (
+            <code>{engineLabel(ctx.row.original)}</code>
+          ) : (
+            <span className="muted">{engineLabel(ctx.row.original)}</span>
+          ),
       }),
       column.accessor('secure', {
         header: 'TLS',
@@ -187,7 +238,7 @@ export function ConnectorsPage() {
         header: () => <span className="sr-only">Actions</span>,
         cell: (ctx) => {
           const c = ctx.row.original;
-          const name = `${c.address}:${c.port}`;
+          const name = c.address ? engineLabel(c) : `connector ${c.uid.slice(0, 8)}`;
           return (
             <span className="row">
               <Button
@@ -211,6 +262,14 @@ export function ConnectorsPage() {
               <Button
                 size="sm"
                 variant="ghost"
+                onClick={() => setRenewing(c)}
+                aria-label={`New token for ${name}`}
+              >
+                New token
+              </Button>
+              <Button
+                size="sm"
+                variant="ghost"
                 onClick={() => setRemoving(c)}
                 aria-label={`Delete connector ${name}`}
               >
@@ -223,9 +282,6 @@ export function ConnectorsPage() {
     ],
     [column, busy],
   );
-  const port = Number(form?.port);
-  const portProblem =
-    Number.isInteger(port) && port >= 0 && port <= 65535 ? null : 'Use a port from 0 to 65535.';
   const keyProblem =
     form && Boolean(form.cert.trim()) !== Boolean(form.key.trim())
       ? 'Give the client certificate and its key together.'
@@ -237,7 +293,8 @@ export function ConnectorsPage() {
         description={
           <>
             Container engines (Docker, or podman's Docker-compatible API) whose running containers join this
-            namespace as devices, listed under <Link to="/containers">Containers</Link>.
+            namespace as devices, listed under <Link to="/containers">Containers</Link>. Each connector is a
+            small process beside its engine that dials out to Gatehouse with the connector's token.
           </>
         }
         actions={
@@ -260,7 +317,8 @@ export function ConnectorsPage() {
           rowKey={(c) => c.uid}
           empty={
             <Empty title="No connectors" icon={icons.plug}>
-              Connect a Docker or podman engine to list its running containers under Containers.
+              Add a connector, then run it beside a Docker or podman engine to list its running containers
+              under Containers.
             </Empty>
           }
         />
@@ -268,60 +326,40 @@ export function ConnectorsPage() {
       <Dialog
         open={Boolean(form)}
         title="Add a connector"
-        description="Gatehouse connects to the engine's API at once and tells you whether it answered."
+        description="You get a token and the command that runs the connector beside the engine."
         onClose={() => setForm(null)}
         submitLabel="Add connector"
         busy={action.pending}
         error={action.error}
         onSubmit={async () => {
-          if (!form || portProblem || keyProblem) return;
+          if (!form || keyProblem) return;
           const tls = {
             ...(form.ca.trim() ? { ca: form.ca } : {}),
             ...(form.cert.trim() ? { cert: form.cert, key: form.key } : {}),
           };
-          let status = 0;
-          let made: Connector | undefined;
+          let made: (Connector & { token: string }) | undefined;
           const ok = await action.run(async () => {
-            const answer = await api.raw<Connector>(calls.createConnector, {
+            made = await api.call<Connector & { token: string }>(calls.createConnector, {
               body: {
-                address: form.address.trim(),
-                port,
                 secure: form.secure,
                 enable: form.enable,
                 ...(form.secure && Object.keys(tls).length ? { tls } : {}),
               },
               context: 'Could not add the connector',
             });
-            status = answer.status;
-            made = answer.data;
           });
           if (ok && made) {
-            report(status, made, 'Connector added');
+            toast('Connector added: run it beside the engine');
             setForm(null);
+            setToken(made.token);
             connectors.reload();
           }
         }}
       >
         {form ? (
           <>
-            <TextField
-              label="Address"
-              value={form.address}
-              onChange={(e) => setForm({ ...form, address: e.target.value })}
-              required
-              autoFocus
-              hint="Host name or IP address of the engine's API."
-            />
-            <TextField
-              label="Port"
-              type="number"
-              value={form.port}
-              onChange={(e) => setForm({ ...form, port: e.target.value })}
-              error={portProblem}
-              hint="Docker serves TLS on 2376 and plain HTTP on 2375 by convention."
-            />
             <Switch
-              label="Use TLS"
+              label="Speak TLS to the engine (an engine with --tlsverify)"
               checked={form.secure}
               onChange={(secure) => setForm({ ...form, secure })}
             />
@@ -356,9 +394,27 @@ export function ConnectorsPage() {
           </>
         ) : null}
       </Dialog>
+      <Dialog open={Boolean(token)} title="Run the connector" onClose={() => setToken(null)}>
+        {token ? <RunConnector token={token} /> : null}
+      </Dialog>
+      <ConfirmDialog
+        subject={renewing}
+        title="Make a new token?"
+        description="The connector's current token stops working, and the process that uses it is disconnected."
+        confirmLabel="New token"
+        onConfirm={async (connector) => {
+          const answer = await api.call<{ token: string }>(calls.newConnectorToken, {
+            params: { uid: connector.uid },
+            context: 'Could not make a new token',
+          });
+          setToken(answer.token);
+        }}
+        onDone={() => connectors.reload()}
+        onClose={() => setRenewing(null)}
+      />
       <Dialog
         open={Boolean(info)}
-        title={info ? `Engine at ${info.connector.address}:${info.connector.port}` : 'Engine'}
+        title={info ? `Engine at ${engineLabel(info.connector)}` : 'Engine'}
         onClose={() => setInfo(null)}
       >
         {info ? (

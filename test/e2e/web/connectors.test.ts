@@ -1,12 +1,14 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import type { AgentProcess } from '../../integration/agent/agent-process';
 import { eventually } from '../../integration/devices/agent-process';
+import { startConnectorProcess } from '../../support/connector';
 import { CONTAINER_ACCOUNTS, type PodmanEngine, startPodman } from '../../support/podman';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
-// The enterprise console with a real engine (podman): adding a connector on the Connectors screen and testing its
-// connection, the engine's containers under Containers, and a container's web terminal in Chromium, signed in with
+// The enterprise console with a real engine (podman): adding a connector on the Connectors screen, running its
+// process beside the engine with the token the screen shows, testing its connection, the engine's containers under Containers, and a container's web terminal in Chromium, signed in with
 // the container account's password, following the window's size, and ending with the shell's exit status.
 describe('console: connectors, containers and a container terminal (enterprise, podman)', function () {
   this.timeout(180_000);
@@ -15,6 +17,7 @@ describe('console: connectors, containers and a container terminal (enterprise, 
   let browser: Browser;
   let page: Page;
   let auth: { token: string; tenant: string };
+  const processes: AgentProcess[] = [];
   const api = (p: string, init: RequestInit = {}) =>
     fetch(`${server.url}${p}`, {
       ...init,
@@ -37,6 +40,7 @@ describe('console: connectors, containers and a container terminal (enterprise, 
     auth = JSON.parse((await page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
   });
   after(async () => {
+    for (const p of processes) await p.stop();
     await browser?.close();
     await server?.stop();
     await engine?.close();
@@ -64,23 +68,50 @@ describe('console: connectors, containers and a container terminal (enterprise, 
       20_000,
     );
 
-  it('adds a connector, tells that it connected, and tests the connection again', async () => {
+  /** Reads the token the "Run the connector" dialog shows, checks its commands, and closes it. */
+  const takeToken = async () => {
+    const run = page.getByRole('dialog', { name: 'Run the connector' });
+    await run.waitFor();
+    const token = await run.getByRole('textbox', { name: 'connector token' }).inputValue();
+    expect(token).to.match(/^[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/);
+    for (const label of ['connector command', 'connector docker command']) {
+      const command = await run.getByRole('textbox', { name: label }).inputValue();
+      expect(command, label).to.contain(`GATEHOUSE_CONNECTOR_TOKEN=${token}`);
+      expect(command, label).to.contain(`GATEHOUSE_SERVER_ADDRESS="${server.url}"`);
+      expect(command, label).to.contain('gatehouse-agent.mjs connector');
+    }
+    await expectAccessible(page, 'run the connector dialog');
+    await page.keyboard.press('Escape');
+    await run.waitFor({ state: 'hidden' });
+    return token;
+  };
+
+  it('adds a connector, shows its token once, and connects once its process runs beside the engine', async () => {
     await page.getByRole('navigation', { name: 'Primary' }).getByRole('link', { name: 'Connectors' }).click();
     await page.getByRole('heading', { name: 'Connectors', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Add connector' }).click();
     const dialog = page.getByRole('dialog', { name: 'Add a connector' });
-    await dialog.getByLabel('Address').fill(engine.address);
-    await dialog.getByLabel('Port').fill(String(engine.port));
-    // No TLS for an engine on loopback: the TLS fields go with the switch.
-    await dialog.getByLabel('Use TLS').uncheck();
+    // Where the engine is is the connector process's to say: the form asks no address.
+    expect(await dialog.getByLabel('Address').count()).to.equal(0);
     expect(await dialog.getByLabel('CA certificate').count()).to.equal(0);
     await dialog.getByRole('button', { name: 'Add connector' }).click();
-    // Either outcome's toast first, so that a failure says what the engine answered.
-    const added = page.getByText(/^Connector added/);
-    await added.waitFor();
-    expect(await added.textContent()).to.match(/^Connector added: connected to Podman Engine/);
+    const token = await takeToken();
+    const waiting = page.getByRole('row', { name: /not connected yet/ });
+    await waiting.getByText('Not connected', { exact: true }).waitFor();
+
+    processes.push(
+      await startConnectorProcess({ server: server.url, token, engine: `tcp://127.0.0.1:${engine.port}` }),
+    );
     const row = page.getByRole('row', { name: new RegExp(`127\\.0\\.0\\.1:${engine.port}`) });
-    await row.getByText('Connected', { exact: true }).waitFor();
+    await eventually(
+      async () => {
+        await page.reload();
+        await page.getByRole('heading', { name: 'Connectors', exact: true }).waitFor();
+        return (await row.getByText('Connected', { exact: true }).count()) > 0 || undefined;
+      },
+      'the connector to show connected',
+      20_000,
+    );
     await expectAccessible(page, 'connectors');
 
     await row.getByRole('button', { name: /Test connection/ }).click();
@@ -93,17 +124,35 @@ describe('console: connectors, containers and a container terminal (enterprise, 
     await details.waitFor({ state: 'hidden' });
   });
 
-  it('says when a connector is saved but its engine does not answer', async () => {
+  it('says when a connector cannot reach its engine, and makes a new token', async () => {
     await page.getByRole('button', { name: 'Add connector' }).click();
     const dialog = page.getByRole('dialog', { name: 'Add a connector' });
-    await dialog.getByLabel('Address').fill('127.0.0.1');
-    await dialog.getByLabel('Port').fill('1');
-    await dialog.getByLabel('Use TLS').uncheck();
     await dialog.getByLabel(/^Enabled/).uncheck();
     await dialog.getByRole('button', { name: 'Add connector' }).click();
-    await page.getByText(/Connector added, but the engine did not answer: .*ECONNREFUSED/).waitFor();
+    const token = await takeToken();
+    const away = await startConnectorProcess({ server: server.url, token, engine: 'tcp://127.0.0.1:1' });
+    processes.push(away);
     const row = page.getByRole('row', { name: /127\.0\.0\.1:1\b/ });
-    await row.getByText('Not connected').waitFor();
+    await eventually(
+      async () => {
+        await page.reload();
+        await page.getByRole('heading', { name: 'Connectors', exact: true }).waitFor();
+        return (await row.count()) > 0 || undefined;
+      },
+      'the unreachable connector’s row',
+      20_000,
+    );
+    await row.getByRole('button', { name: /Test connection/ }).click();
+    await page
+      .getByText('Connection tested, but the engine did not answer: the connector could not reach its engine')
+      .waitFor();
+
+    await row.getByRole('button', { name: /New token/ }).click();
+    const confirm = page.getByRole('dialog', { name: 'Make a new token?' });
+    await confirm.getByRole('button', { name: 'New token' }).click();
+    const fresh = await takeToken();
+    expect(fresh).to.not.equal(token);
+    await away.waitFor(/refused this connector \(401\)/);
   });
 
   it('lists a running container under Containers, accepts it, and opens its terminal', async () => {
