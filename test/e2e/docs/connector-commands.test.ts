@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -10,40 +11,42 @@ import { docsDir } from './docs-site';
 const run = promisify(execFile);
 const page = join(docsDir, 'content', 'user-guides', 'devices', 'containers.md');
 
-/** The `curl` blocks of the containers page, in order (the engine's and the ssh blocks are not curl calls). */
-function curlBlocks(): string[] {
+/** The shell blocks of the containers page, in order. */
+function blocks(): string[] {
   const text = readFileSync(page, 'utf8');
-  return [...text.matchAll(/^```bash\n([\s\S]*?)^```/gm)]
-    .map((m) => (m[1] ?? '').trim())
-    .filter((block) => block.startsWith('curl '));
+  return [...text.matchAll(/^```bash\n([\s\S]*?)^```/gm)].map((m) => (m[1] ?? '').trim());
 }
 
 /**
- * The containers page's connector commands, run as written (with `curl -f`, so an error answer fails them) against an
- * enterprise server and a real engine (podman's Docker-compatible API): a reader who follows the page adds a
- * connector that connects, sees it listed with the engine's information, sees a started container as a pending
- * device, and deletes the connector.
+ * The containers page's connector commands, run as written against an enterprise server and a real engine
+ * (podman's Docker-compatible API): `curl` with `-f`, so an error answer fails them; the agent fetched from the
+ * server as the page says, into a folder of the test's instead of /opt (and without sudo); the connector started
+ * with the page's command. A reader who follows the page adds a connector, runs it beside the engine, sees it
+ * connected with the engine's information, sees a started container as a pending device, and deletes it.
  */
 describe('docs: the commands of the containers page (podman)', function () {
   this.timeout(120_000);
   let engine: PodmanEngine;
   let server: TestServer;
   let me: LoginAnswer;
+  let opt: string;
+  let connectorProcess: ChildProcess | undefined;
+
+  /** A block as the reader runs it: the server's address for the example's, the test's folder for /opt. */
+  const asWritten = (block: string) =>
+    block
+      .replaceAll('https://gatehouse.example.com', server.url)
+      .replaceAll(' /opt', ` ${opt}`)
+      .replace(/\bsudo /g, '');
 
   /**
    * Runs one block of the page as a reader would, with the variables the page tells them to set; `curl` also prints
    * each answer's status on a line of its own, so answers are read as `{ status, body }` in order.
    */
   const runBlock = async (block: string, env: Record<string, string>) => {
-    const script = `curl() { command curl -w '\\n%{http_code}\\n' "$@"; }\n${block.replaceAll('https://gatehouse.example.com', server.url)}`;
+    const script = `curl() { command curl -w '\\n%{http_code}\\n' "$@"; }\n${asWritten(block)}`;
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      env: {
-        ...process.env,
-        TOKEN: me.token,
-        ENGINE_ADDRESS: engine.address,
-        ENGINE_PORT: String(engine.port),
-        ...env,
-      },
+      env: { ...process.env, TOKEN: me.token, ...env },
     });
     const lines = stdout.trim().split('\n');
     const answers: { status: number; body: any }[] = [];
@@ -57,39 +60,67 @@ describe('docs: the commands of the containers page (podman)', function () {
     engine = await startPodman();
     server = await startServer({ edition: 'enterprise', ssh: false });
     me = await server.setup();
+    opt = mkdtempSync(join(tmpdir(), 'gatehouse-docs-opt-'));
   });
   after(async () => {
+    if (connectorProcess?.pid) process.kill(-connectorProcess.pid, 'SIGTERM');
     await server?.stop();
     await engine?.close();
+    if (opt) rmSync(opt, { recursive: true, force: true });
   });
 
   it('finds the commands on the page', () => {
-    const blocks = curlBlocks();
-    expect(blocks).to.have.length(4);
-    expect(blocks[0]).to.contain('-X POST https://gatehouse.example.com/api/connector ');
-    expect(blocks[1]).to.contain('/api/connector/$CONNECTOR/info');
-    expect(blocks[2]).to.contain('/api/containers');
-    expect(blocks[3]).to.contain('-X DELETE https://gatehouse.example.com/api/connector/$CONNECTOR');
+    const all = blocks();
+    expect(all).to.have.length(7);
+    expect(all[0]).to.contain('-X POST https://gatehouse.example.com/api/connector ');
+    expect(all[1]).to.contain('/agent/gatehouse-agent-linux-');
+    expect(all[2]).to.contain('gatehouse-agent.mjs connector');
+    expect(all[3]).to.contain('/api/connector/$CONNECTOR/info');
+    expect(all[4]).to.contain('/api/containers');
+    expect(all[5]).to.contain('-X DELETE https://gatehouse.example.com/api/connector/$CONNECTOR');
+    expect(all[6]).to.match(/^ssh /);
   });
 
   it('runs each block in order, every call answering with success', async () => {
-    const [create, listAndInfo, containers, remove] = curlBlocks() as [string, string, string, string];
+    const [create, fetchAgent, start, listAndInfo, containers, remove] = blocks() as string[] as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
 
     const [made] = await runBlock(create, {});
-    // 200, not 201: the engine answered.
-    expect(made?.status, JSON.stringify(made?.body)).to.equal(200);
-    expect(made?.body).to.include({
-      address: engine.address,
-      port: engine.port,
-      secure: false,
-      enable: true,
-    });
-    expect(made?.body.status.State).to.equal('connected');
+    expect(made?.status, JSON.stringify(made?.body)).to.equal(201);
+    expect(made?.body).to.include({ address: '', port: 0, secure: false, enable: true });
     const connector: string = made?.body.uid;
+    const token: string = made?.body.token;
+
+    await run('bash', ['-euo', 'pipefail', '-c', asWritten(fetchAgent)]);
+    // The page's command, with the engine this test runs (the page's default is the Docker socket).
+    connectorProcess = spawn('bash', ['-euo', 'pipefail', '-c', asWritten(start)], {
+      // Its own process group, so that stopping it stops the connector bash started.
+      detached: true,
+      env: {
+        ...process.env,
+        CONNECTOR_TOKEN: token,
+        GATEHOUSE_CONNECTOR_ENGINE: `tcp://${engine.address}:${engine.port}`,
+      },
+      stdio: 'ignore',
+    });
+    const deadline0 = Date.now() + 20_000;
+    for (;;) {
+      const res = await server.api('GET', `/api/connector/${connector}`, { token: me.token });
+      if (res.body.status.State === 'connected') break;
+      if (Date.now() > deadline0) throw new Error(`never connected: ${JSON.stringify(res.body)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
 
     const [list, info] = await runBlock(listAndInfo, { CONNECTOR: connector });
     expect(list?.status).to.equal(200);
     expect(list?.body.map((c: { uid: string }) => c.uid)).to.deep.equal([connector]);
+    expect(list?.body[0]).to.include({ address: engine.address, port: engine.port });
     // The engine's own /info object, as podman answers it directly.
     expect(info?.status).to.equal(200);
     const direct = (await (await fetch(`http://${engine.address}:${engine.port}/info`)).json()) as {
