@@ -75,11 +75,16 @@ export const samlRoutes = [
     summary: 'Start a SAML sign-in',
     description:
       "Answers the identity provider's sign-in address with a new authentication request (signed when configured). " +
+      'The request waits 10 minutes for its answer; at most `saml.startsPerSource` of one address and ' +
+      '`saml.startsTotal` in all wait at once, and a start beyond answers 429 with `Retry-After`. ' +
       '501 when SAML is not enabled or the edition is not enterprise.',
     tags,
-    schema: { response: { 200: T.Object({ url: T.String({ format: 'uri' }) }), ...notEnabled } },
-    async handler({ services }) {
-      return { url: await services.saml.authUrl() };
+    schema: {
+      response: { 200: T.Object({ url: T.String({ format: 'uri' }) }), 429: null, ...notEnabled },
+      headers: { 'Retry-After': 'With 429: seconds until a start may have room again.' },
+    },
+    async handler({ services, ctx }) {
+      return { url: await services.saml.authUrl(ctx.ip) };
     },
   }),
   defineRoute({

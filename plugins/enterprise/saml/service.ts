@@ -31,6 +31,7 @@ import {
   type SamlSettings,
   writeStored,
 } from './settings';
+import { SamlStartLimit } from './start-limit';
 
 /** Seconds an authentication request may wait for its answer (the person signs in at the IdP meanwhile). */
 const REQUEST_SECONDS = 10 * 60;
@@ -75,6 +76,7 @@ export class SamlService {
   private readonly log: Logger;
   private readonly features: { authentication: { local: boolean; saml: boolean } };
   private readonly accounts: SamlAccounts;
+  private readonly starts: SamlStartLimit;
   private settings: SamlSettings | undefined;
   private active: Active | undefined;
   /** Why SAML is enabled but not answering (the metadata could not be read, ...), for the console. */
@@ -99,6 +101,7 @@ export class SamlService {
     this.log = deps.log.child({ part: 'saml' });
     this.features = deps.features;
     this.accounts = new SamlAccounts(deps.db, deps.users);
+    this.starts = new SamlStartLimit(deps.cache, deps.config, REQUEST_SECONDS);
   }
 
   /** This server as a service provider: its entity ID, assertion consumer and metadata addresses. */
@@ -216,9 +219,14 @@ export class SamlService {
     return this.active;
   }
 
-  /** `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). */
-  async authUrl(): Promise<string> {
-    const outcome = await this.require().passport.run({ query: {} });
+  /**
+   * `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). The
+   * request's id is kept until its answer comes back, so `source` must have room for one more (SamlStartLimit).
+   */
+  async authUrl(source: string): Promise<string> {
+    const active = this.require();
+    await this.starts.take(source);
+    const outcome = await active.passport.run({ query: {} });
     if (outcome.kind !== 'redirect') throw new Error('the SAML strategy gave no sign-in address');
     return outcome.url;
   }
