@@ -63,6 +63,12 @@ export const userConflicts = { users_username_key: ['username'], users_email_key
  */
 export const SIGN_IN_ENDED = 'users:sign-in-ended';
 
+/**
+ * Seconds a single sign-on counts as recent: an account made by SAML has no password its person knows, so a grave
+ * act (deleting the account) asks it to sign in again through the identity provider first, and act within this.
+ */
+export const RECENT_SSO_SECONDS = 300;
+
 /** A sign-in id as Gatehouse makes them: 16 random bytes, base64url. */
 const SIGN_IN = /^[A-Za-z0-9_-]{22}$/;
 
@@ -223,6 +229,16 @@ export class UserService {
       .onConflict('sign_in')
       .ignore();
     await this.cache.publish(SIGN_IN_ENDED, caller.signIn);
+  }
+
+  /** Notes that `signIn` was made through the identity provider just now (see RECENT_SSO_SECONDS). */
+  async markSingleSignOn(signIn: string): Promise<void> {
+    await this.cache.set(`sign-in:sso:${signIn}`, '1', RECENT_SSO_SECONDS);
+  }
+
+  /** Whether `signIn` was made through the identity provider within the last RECENT_SSO_SECONDS. */
+  async recentSingleSignOn(signIn: string): Promise<boolean> {
+    return (await this.cache.get(`sign-in:sso:${signIn}`)) !== null;
   }
 
   /** Forgets ended sign-ins whose tokens have all expired (a periodic job). */

@@ -9,7 +9,7 @@ import {
   type SecretBox,
   Unauthorized,
 } from '@gatehouse/core';
-import type { UserRow, UserService } from '@gatehouse/plugin-community/users/service';
+import { newSignIn, type UserRow, type UserService } from '@gatehouse/plugin-community/users/service';
 import {
   type CacheProvider,
   generateServiceProviderMetadata,
@@ -259,7 +259,9 @@ export class SamlService {
   async exchange(code: string) {
     const userId = await this.cache.take(`saml:code:${digest(code)}`);
     if (!userId) throw new Unauthorized('this sign-in code is not valid or was already used');
-    return this.users.authResult(await this.users.get(userId));
+    const signIn = newSignIn();
+    await this.users.markSingleSignOn(signIn);
+    return this.users.authResult(await this.users.get(userId), undefined, signIn);
   }
 
   /**
