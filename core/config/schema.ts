@@ -343,6 +343,10 @@ export const configSchema = T.Object(
           description:
             'Sign-ins the whole installation may have waiting for the identity provider at once (every source together); more answer 429 with Retry-After.',
         }),
+        allowSha1: T.Boolean({
+          description:
+            'Accept identity provider answers signed or digested with SHA-1 (refused by default: SHA-1 signatures can be forged). Only for an old IdP that cannot sign with SHA-256; applies to set-ups made in the console too.',
+        }),
         attributes: T.Optional(
           T.Object(
             {
@@ -458,6 +462,7 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_SAML_LOCAL_LOGIN: 'saml.localLogin',
   GATEHOUSE_SAML_STARTS_PER_SOURCE: 'saml.startsPerSource',
   GATEHOUSE_SAML_STARTS_TOTAL: 'saml.startsTotal',
+  GATEHOUSE_SAML_ALLOW_SHA1: 'saml.allowSha1',
   GATEHOUSE_SAML_ATTRIBUTE_EMAIL: 'saml.attributes.email',
   GATEHOUSE_SAML_ATTRIBUTE_NAME: 'saml.attributes.name',
   GATEHOUSE_SAML_ATTRIBUTE_USERNAME: 'saml.attributes.username',

@@ -93,7 +93,7 @@ export const samlRoutes = [
     auth: ['none'],
     summary: 'SAML assertion consumer (HTTP-POST binding)',
     description:
-      "Where the identity provider posts its answer (`application/x-www-form-urlencoded`). A valid answer signs the person in and redirects (303) to the console with a one-time code (`/#sso=<code>`, exchanged at POST /api/user/saml/token); a refused one redirects to `/#sso-error=<reason>`, and once an address had `auth.loginFailuresPerSource` answers refused within `auth.loginWindowSeconds`, its further answers are not read (`/#sso-error=busy`). Checked: the IdP's signature on the assertion, audience, recipient and destination, time window, the request it answers, and that it was not used before.",
+      "Where the identity provider posts its answer (`application/x-www-form-urlencoded`). A valid answer signs the person in and redirects (303) to the console with a one-time code (`/#sso=<code>`, exchanged at POST /api/user/saml/token); a refused one redirects to `/#sso-error=<reason>`, and once an address had `auth.loginFailuresPerSource` answers refused within `auth.loginWindowSeconds`, its further answers are not read (`/#sso-error=busy`). Checked: the IdP's signature on the assertion (SHA-1 signatures and digests refused unless `saml.allowSha1`: `#sso-error=weak`), audience, recipient and destination, time window, the request it answers, and that it was not used before.",
     tags,
     status: 303,
     schema: {

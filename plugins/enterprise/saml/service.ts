@@ -237,6 +237,15 @@ export class SamlService {
    */
   async consume(form: { SAMLResponse: string; RelayState?: string }): Promise<string> {
     const active = this.require();
+    if (!this.config.saml.allowSha1) {
+      const weak = sha1AlgorithmsIn(form.SAMLResponse);
+      if (weak.length) {
+        throw new AssertionRefused(
+          'weak',
+          `the answer is signed or digested with SHA-1 (${weak.join(', ')})`,
+        );
+      }
+    }
     let outcome: Awaited<ReturnType<PassportOnKoa['run']>>;
     try {
       outcome = await active.passport.run({ body: form });
@@ -455,6 +464,28 @@ interface AssertionXml {
 
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
+}
+
+const XMLDSIG = 'http://www.w3.org/2000/09/xmldsig#';
+
+/**
+ * The SHA-1 algorithms (signature and digest methods) of the XML signatures in a base64 SAML response. SHA-1
+ * collisions are practical, so a SHA-1 signature no longer proves who wrote a document; node-saml checks such
+ * signatures all the same, so they are refused here, before it reads the answer (unless `saml.allowSha1`). A
+ * document that cannot be read has none; node-saml then refuses it for what it is.
+ */
+export function sha1AlgorithmsIn(samlResponse: string): string[] {
+  const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
+  const doc = new DOMParser({ errorHandler: () => {} }).parseFromString(xml, 'text/xml');
+  if (!doc?.documentElement) return [];
+  const found = new Set<string>();
+  for (const name of ['SignatureMethod', 'DigestMethod']) {
+    for (const el of Array.from(doc.getElementsByTagNameNS(XMLDSIG, name))) {
+      const algorithm = el.getAttribute('Algorithm') ?? '';
+      if (/sha1$/i.test(algorithm)) found.add(algorithm);
+    }
+  }
+  return [...found];
 }
 
 /** The Destination of the response's root element (undefined when absent). */
