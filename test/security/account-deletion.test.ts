@@ -1,7 +1,7 @@
 import { totpCode } from '@gatehouse/plugin-community/mfa/totp';
 import { expect } from 'chai';
 import { signUp } from '../integration/cloud/mail';
-import { TestIdp } from '../support/saml-idp';
+import { postAnswer, TestIdp } from '../support/saml-idp';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
 import { startSmtp, type TestSmtp } from '../support/smtp';
 
@@ -156,13 +156,7 @@ describe('security: deleting an account (cloud)', function () {
       const start = await server.api('GET', '/api/user/saml/auth');
       const metadata = await (await fetch(`${server.url}/api/user/saml/metadata`)).text();
       const answer = await idp.answer(start.body.url, metadata, { email, name: 'Sso Person' });
-      const landing = await fetch(`${server.url}/api/user/saml/acs`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ SAMLResponse: answer }).toString(),
-        redirect: 'manual',
-      });
-      const code = /#sso=([A-Za-z0-9_-]+)$/.exec(landing.headers.get('location') ?? '')?.[1];
+      const code = /#sso=([A-Za-z0-9_-]+)$/.exec(await postAnswer(server.url, answer))?.[1];
       const auth = await server.api('POST', '/api/user/saml/token', { body: { code } });
       expect(auth.status, JSON.stringify(auth.body)).to.equal(200);
       return auth.body as LoginAnswer;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { selfSigned, TestIdp } from '../support/saml-idp';
+import { postAnswer, selfSigned, TestIdp } from '../support/saml-idp';
 import { startServer, type TestServer } from '../support/server';
 
 const RSA_SHA1 = 'http://www.w3.org/2000/09/xmldsig#rsa-sha1';
@@ -10,13 +10,7 @@ async function signInThrough(server: TestServer, idp: TestIdp, email: string) {
   expect(start.status, JSON.stringify(start.body)).to.equal(200);
   const metadata = await (await fetch(`${server.url}/api/user/saml/metadata`)).text();
   const answer = await idp.answer(start.body.url, metadata, { email, name: 'Old Idp User' });
-  const landing = await fetch(`${server.url}/api/user/saml/acs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ SAMLResponse: answer }).toString(),
-    redirect: 'manual',
-  });
-  return landing.headers.get('location') ?? '';
+  return postAnswer(server.url, answer);
 }
 
 /**

@@ -236,3 +236,16 @@ function octets(url: string): string {
   const pick = (name: string) => query.split('&').find((p) => p.startsWith(`${name}=`));
   return ['SAMLRequest', 'RelayState', 'SigAlg'].map(pick).filter(Boolean).join('&');
 }
+
+/** Posts an IdP's answer to the server's assertion consumer, as the IdP's page makes the browser do; answers where
+ * the consumer sent the browser (`/#sso=<code>` or `/#sso-error=<reason>`). */
+export async function postAnswer(baseUrl: string, samlResponse: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/user/saml/acs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ SAMLResponse: samlResponse }).toString(),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`the assertion consumer answered ${res.status}`);
+  return res.headers.get('location') ?? '';
+}
