@@ -24,7 +24,7 @@ export const accountRoutes = [
     auth: ['none'],
     summary: 'Sign up',
     description:
-      'Creates an account and mails a link that verifies its address; it cannot sign in before. With `sig` (the signature of an invitation link sent to the same address) the address counts as verified and the account joins the inviting namespace at once. 409 names `username` and/or `email` when taken.',
+      'Creates an account and mails a link that verifies its address; it cannot sign in before. With `sig` (the signature of an invitation link sent to the same address) the address counts as verified and the account joins the inviting namespace at once. 409 names `username` and/or `email` when taken; an account whose address was not verified within 24 hours of its sign-up holds neither, and goes when a new sign-up names them.',
     tags,
     schema: {
       body: T.Object({

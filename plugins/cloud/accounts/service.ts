@@ -24,7 +24,7 @@ import { BillingSubscription } from '../billing/model';
 import type { InvitationService } from '../invitations/service';
 import type { MailLimit } from './mail-limit';
 import type { Outbox } from './outbox';
-import type { AccountTokens } from './tokens';
+import { type AccountTokens, TOKEN_SECONDS } from './tokens';
 
 declare module '@gatehouse/core/hooks' {
   interface HookMap {
@@ -145,6 +145,7 @@ export class AccountService {
     this.needMail();
     await this.mailLimit.take('register', source, input.email);
     const { user, token } = await this.db.transaction(async (trx) => {
+      await this.releaseUnverified(input.username, input.email, trx);
       const user = await this.users.create(
         {
           name: input.name,
@@ -168,6 +169,22 @@ export class AccountService {
       return { user, token: await this.accountTokens.issue(user.id, 'verify', trx) };
     });
     if (token) this.mailVerification(user, token);
+  }
+
+  /**
+   * An account nobody verified within the verification window holds neither its e-mail address nor its username:
+   * anyone could sign up with someone else's address and never verify it. A sign-up that names either takes them,
+   * and the stale account (which never could sign in) goes; the real owner's verification then wins. The window
+   * counts from the sign-up, so asking for the link again does not extend the hold.
+   */
+  private async releaseUnverified(username: string, email: string, trx: Knex.Transaction): Promise<void> {
+    await this.userRows(trx)
+      .where({ status: UNVERIFIED })
+      .where('created_at', '<', new Date(Date.now() - TOKEN_SECONDS.verify * 1000))
+      .where((q) =>
+        q.whereRaw('lower(username) = lower(?)', [username]).orWhereRaw('lower(email) = lower(?)', [email]),
+      )
+      .delete();
   }
 
   private mailVerification(user: UserRow, token: string): void {
