@@ -21,6 +21,8 @@ export interface UserCaller {
   role: Role | undefined;
   /** An instance administrator (read fresh on each request, like the role). */
   admin?: boolean;
+  /** The sign-in the token belongs to (its `sid`): signing out ends it, with every token that carries it. */
+  signIn: string;
 }
 
 /** Caller kinds a route may accept. `none` is written out, never implied (deny by default). */

@@ -13,6 +13,8 @@ export interface TokenClaims {
   tenant?: string;
   /** Milliseconds since epoch of the password change the token was issued after (user tokens). */
   pwd?: number;
+  /** The sign-in a user token belongs to: one id for the tokens of one sign-in, which signing out ends. */
+  sid?: string;
   [extra: string]: unknown;
 }
 

@@ -333,6 +333,20 @@ export const configSchema = T.Object(
               'false makes the instance SSO-only while SAML is on: password sign-in (and its MFA recovery) answers 403.',
           }),
         ),
+        startsPerSource: T.Integer({
+          minimum: 1,
+          description:
+            'Sign-ins one source address (IPv6: its /64) may have waiting for the identity provider at once: each GET /api/user/saml/auth stores its request for 10 minutes; more answer 429 with Retry-After.',
+        }),
+        startsTotal: T.Integer({
+          minimum: 1,
+          description:
+            'Sign-ins the whole installation may have waiting for the identity provider at once (every source together); more answer 429 with Retry-After.',
+        }),
+        allowSha1: T.Boolean({
+          description:
+            'Accept identity provider answers signed or digested with SHA-1 (refused by default: SHA-1 signatures can be forged). Only for an old IdP that cannot sign with SHA-256; applies to set-ups made in the console too.',
+        }),
         attributes: T.Optional(
           T.Object(
             {
@@ -446,6 +460,9 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_SAML_SP_PRIVATE_KEY: 'saml.spPrivateKey',
   GATEHOUSE_SAML_SP_CERTIFICATE: 'saml.spCertificate',
   GATEHOUSE_SAML_LOCAL_LOGIN: 'saml.localLogin',
+  GATEHOUSE_SAML_STARTS_PER_SOURCE: 'saml.startsPerSource',
+  GATEHOUSE_SAML_STARTS_TOTAL: 'saml.startsTotal',
+  GATEHOUSE_SAML_ALLOW_SHA1: 'saml.allowSha1',
   GATEHOUSE_SAML_ATTRIBUTE_EMAIL: 'saml.attributes.email',
   GATEHOUSE_SAML_ATTRIBUTE_NAME: 'saml.attributes.name',
   GATEHOUSE_SAML_ATTRIBUTE_USERNAME: 'saml.attributes.username',

@@ -21,6 +21,9 @@ const UNAVAILABLE_MESSAGES = [
   /Connection terminated/i,
   /Query read timeout/i,
   /timeout exceeded when trying to connect/i,
+  // pg's connect timeout (database.connectTimeout): a server that accepts the connection and never answers it, as
+  // a PostgreSQL stopped with SIGSTOP does.
+  /^timeout expired$/i,
   /is not queryable/i,
   /not currently accepting connections/i,
   /Timeout acquiring a connection/i,

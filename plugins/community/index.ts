@@ -56,5 +56,8 @@ export default definePlugin({
     // or the tunnel.
     await ctx.container.cradle.liveSessions.listen();
     await ctx.container.cradle.tunnelHub.listen();
+    // A sign-out on any instance closes the web terminals its sign-in opened on this one.
+    await ctx.container.cradle.webTerminal.listen();
+    ctx.every(3600, 'ended sign-ins', () => ctx.container.cradle.users.forgetEndedSignIns());
   },
 });

@@ -2,7 +2,7 @@ import { openapiFor } from '@gatehouse/core/operations';
 import { expect } from 'chai';
 import { TestIdp } from '../support/saml-idp';
 import type { ApiAnswer, ApiOptions, TestServer } from '../support/server';
-import { apiAt, histogram, type Request } from './lib';
+import { apiAt, endsSignIn, histogram, type Request } from './lib';
 import { buildWorld, example, fill, pathValues, type Schema, type Side, type World } from './world';
 
 interface Parameter {
@@ -135,10 +135,11 @@ function operationsOf(doc: Record<string, unknown>, edition: string): Operation[
 
 /**
  * Requests that change the most (deleting a namespace) go last, so the calls before them still find the objects
- * they are aimed at: reads, then writes, then deletes, deeper paths first.
+ * they are aimed at: reads, then writes, then deletes, deeper paths first, and signing out (which ends the owner's
+ * token) after everything.
  */
 function order(ops: Operation[]): Operation[] {
-  const rank = (o: Operation) => (o.method === 'GET' ? 0 : o.method === 'DELETE' ? 2 : 1);
+  const rank = (o: Operation) => (endsSignIn(o) ? 3 : o.method === 'GET' ? 0 : o.method === 'DELETE' ? 2 : 1);
   const depth = (o: Operation) => o.path.split('/').length;
   return [...ops].sort(
     (x, y) =>

@@ -10,6 +10,19 @@ export const internalOnly = (r: RegisteredRoute) => r.auth.every((k) => k === 'i
 /** Public calls that take no credentials at all (a token sent to them is ignored). */
 export const publicOnly = (r: RegisteredRoute) => r.auth.every((k) => k === 'none');
 
+/**
+ * The call that ends the caller's own sign-in (sign-out): every later call with that token is refused, so a suite
+ * that sends every route with shared tokens sends this one with a sign-in of its own (see secondSignIn), or last.
+ */
+export const endsSignIn = (r: { method: string; path: string }) =>
+  r.method === 'DELETE' && r.path === '/api/auth/user';
+
+/** A token of another sign-in of the same user, in the same namespace: ending it leaves the first one live. */
+export async function secondSignIn(server: TestServer, userId: string, tenant: string): Promise<string> {
+  const users = server.kernel.container.cradle.users;
+  return (await users.authResult(await users.get(userId), tenant)).token;
+}
+
 export interface Request {
   method: string;
   path: string;

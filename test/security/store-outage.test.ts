@@ -127,6 +127,24 @@ async function eventually(call: () => Promise<{ status: number }>, status: numbe
         await eventually(() => server.api('GET', '/readyz'), 200, 20_000);
         await eventually(() => server.api('GET', '/api/auth/user', { token }), 200, 20_000);
       });
+
+      it('answers 503, not 500, when the frozen server holds a new connection until the connect timeout', async () => {
+        // As PostgreSQL stopped with SIGSTOP after the pool let its idle connections go: the kernel still accepts
+        // the connection, nothing answers it, and pg gives up with "timeout expired" (database.connectTimeout).
+        proxy.freeze();
+        proxy.cut();
+        const started = Date.now();
+        expectStoreDown(
+          await server.api('GET', '/api/namespaces', { token }),
+          'a call that needs a connection',
+        );
+        expect(Date.now() - started, 'within the connect timeout, not the query timeout').to.be.below(10_000);
+        expectStoreDown(await server.api('GET', '/info'), '/info while frozen');
+
+        proxy.thaw();
+        await eventually(() => server.api('GET', '/readyz'), 200, 20_000);
+        await eventually(() => server.api('GET', '/api/namespaces', { token }), 200, 20_000);
+      });
     });
   },
 );

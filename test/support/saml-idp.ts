@@ -75,12 +75,23 @@ export class TestIdp {
   /** Requests the sign-in page received, parsed. */
   readonly requests: { id: string; signed: boolean }[] = [];
 
+  /** The XML signature algorithm of its answers (samlify's default, RSA-SHA256, when unset). */
+  private readonly signatureAlgorithm: string | undefined;
+
   constructor(
-    opts: { entityId?: string; keys?: KeyPair; ssoUrl?: string; wantSignedRequests?: boolean } = {},
+    opts: {
+      entityId?: string;
+      keys?: KeyPair;
+      ssoUrl?: string;
+      wantSignedRequests?: boolean;
+      /** e.g. `http://www.w3.org/2000/09/xmldsig#rsa-sha1`, as an old IdP signs (its digest follows). */
+      signatureAlgorithm?: string;
+    } = {},
   ) {
     this.entityId = opts.entityId ?? 'https://idp.test.example/metadata';
     this.keys = opts.keys ?? selfSigned('test-idp');
     this.ssoUrl = opts.ssoUrl ?? 'https://idp.test.example/sso';
+    this.signatureAlgorithm = opts.signatureAlgorithm;
     this.idp = this.build(opts.wantSignedRequests ?? false);
   }
 
@@ -89,6 +100,7 @@ export class TestIdp {
       entityID: this.entityId,
       signingCert: this.keys.cert,
       privateKey: this.keys.key,
+      ...(this.signatureAlgorithm ? { requestSignatureAlgorithm: this.signatureAlgorithm } : {}),
       wantAuthnRequestsSigned: wantSignedRequests,
       nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
       singleSignOnService: [{ Binding: samlify.Constants.namespace.binding.redirect, Location: this.ssoUrl }],
@@ -223,4 +235,17 @@ function octets(url: string): string {
   const query = new URL(url).search.slice(1);
   const pick = (name: string) => query.split('&').find((p) => p.startsWith(`${name}=`));
   return ['SAMLRequest', 'RelayState', 'SigAlg'].map(pick).filter(Boolean).join('&');
+}
+
+/** Posts an IdP's answer to the server's assertion consumer, as the IdP's page makes the browser do; answers where
+ * the consumer sent the browser (`/#sso=<code>` or `/#sso-error=<reason>`). */
+export async function postAnswer(baseUrl: string, samlResponse: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/api/user/saml/acs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ SAMLResponse: samlResponse }).toString(),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`the assertion consumer answered ${res.status}`);
+  return res.headers.get('location') ?? '';
 }

@@ -10,6 +10,8 @@ export interface TcpProxy {
   port: number;
   freeze(): void;
   thaw(): void;
+  /** Closes the connections relayed so far (a client's idle ones are gone); new ones are relayed, or held if frozen. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       for (const client of held.splice(0)) {
         if (!client.destroyed) relay(client);
       }
+    },
+    cut() {
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
+      pairs.clear();
     },
     async close() {
       for (const [a, b] of pairs) {

@@ -1,4 +1,4 @@
-import { defineRoute } from '@gatehouse/core';
+import { defineRoute, Unauthorized } from '@gatehouse/core';
 import { email, name, password, username } from '@gatehouse/plugin-community/users/schemas';
 import { Type as T } from '@sinclair/typebox';
 
@@ -24,7 +24,7 @@ export const accountRoutes = [
     auth: ['none'],
     summary: 'Sign up',
     description:
-      'Creates an account and mails a link that verifies its address; it cannot sign in before. With `sig` (the signature of an invitation link sent to the same address) the address counts as verified and the account joins the inviting namespace at once. 409 names `username` and/or `email` when taken.',
+      'Creates an account and mails a link that verifies its address; it cannot sign in before. With `sig` (the signature of an invitation link sent to the same address) the address counts as verified and the account joins the inviting namespace at once. 409 names `username` and/or `email` when taken; an account whose address was not verified within 24 hours of its sign-up holds neither, and goes when a new sign-up names them.',
     tags,
     schema: {
       body: T.Object({
@@ -105,18 +105,66 @@ export const accountRoutes = [
     },
   }),
   defineRoute({
+    method: 'GET',
+    path: '/api/user/deletion',
+    auth: ['user'],
+    summary: 'What deleting your account would take with it',
+    description:
+      'The namespaces the account owns (deleted with their devices, sessions and keys; their other members lose access; a running subscription is canceled), the memberships that end, and what `DELETE /api/user` asks for: the password (not after a single sign-on within the last 5 minutes) and, with two-step verification on, a current code.',
+    tags,
+    schema: {
+      response: {
+        200: T.Object({
+          namespaces: T.Array(
+            T.Object({
+              tenant_id: T.String(),
+              name: T.String(),
+              devices: T.Integer({ description: 'accepted devices' }),
+              members: T.Integer({ description: 'members besides you, who lose access' }),
+              subscription: T.String({ description: "the subscription status, 'inactive' without one" }),
+            }),
+          ),
+          memberships: T.Array(T.Object({ tenant_id: T.String(), name: T.String(), role: T.String() })),
+          confirm: T.Object({ password: T.Boolean(), code: T.Boolean() }),
+        }),
+      },
+    },
+    async handler({ caller, services }) {
+      if (caller.kind !== 'user') throw new Unauthorized();
+      return services.accounts.deletionPreview(caller);
+    },
+  }),
+  defineRoute({
     method: 'DELETE',
     path: '/api/user',
     auth: ['user'],
     status: 204,
     summary: 'Delete your account',
     description:
-      'Deletes the account, the namespaces it owns with everything in them, and its memberships elsewhere. Refused while billing of an owned namespace is not settled.',
+      'Deletes the account, the namespaces it owns with everything in them, and its memberships elsewhere; every sign-in of it ends. ' +
+      '`namespaces` names the tenant ids of the owned namespaces, as `GET /api/user/deletion` lists them: what you agree goes (409 naming `namespaces` when they differ, e.g. one was made since). ' +
+      'The person confirms: `password` (403 when wrong; repeated wrong ones lock out as at sign-in, 429), or, for a sign-in made through single sign-on within the last 5 minutes, nothing; and `code`, a current code of the authenticator app, when two-step verification is on (400 naming `code`). ' +
+      'Refused while billing of an owned namespace is not settled (402), and for the last instance administrator (403).',
     tags,
-    schema: { response: { 204: null, 402: null, 403: null } },
-    async handler({ caller, services, ctx }) {
-      if (caller.kind !== 'user') return;
-      await services.accounts.deleteAccount(caller.userId);
+    schema: {
+      body: T.Object(
+        {
+          namespaces: T.Array(T.String({ format: 'uuid' }), {
+            maxItems: 1000,
+            description: 'tenant ids of the namespaces you own, which go with the account ([] when none)',
+          }),
+          password: T.Optional(T.String({ minLength: 1, maxLength: 255 })),
+          code: T.Optional(
+            T.String({ minLength: 1, maxLength: 16, description: 'a current code of the authenticator app' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 204: null, 400: null, 402: null, 403: null, 409: null, 429: null },
+    },
+    async handler({ caller, body, services, ctx }) {
+      if (caller.kind !== 'user') throw new Unauthorized();
+      await services.accounts.deleteAccount(caller, body, ctx.ip);
       ctx.status = 204;
     },
   }),

@@ -1,5 +1,6 @@
 import {
   type Config,
+  Conflict,
   Forbidden,
   type Hooks,
   HttpError,
@@ -8,16 +9,22 @@ import {
   type Mailer,
   type PasswordHashing,
   ServiceUnavailable,
+  type UserCaller,
 } from '@gatehouse/core';
+import { Member } from '@gatehouse/plugin-community/members/model';
+import type { MfaService } from '@gatehouse/plugin-community/mfa/service';
 import { Namespace } from '@gatehouse/plugin-community/namespaces/model';
+import type { NamespaceService } from '@gatehouse/plugin-community/namespaces/service';
+import { type Lockout, lockedOut } from '@gatehouse/plugin-community/users/lockout';
 import { User } from '@gatehouse/plugin-community/users/model';
 import type { UserRow, UserService } from '@gatehouse/plugin-community/users/service';
 import type { Knex } from 'knex';
 import { raw } from 'objection';
+import { BillingSubscription } from '../billing/model';
 import type { InvitationService } from '../invitations/service';
 import type { MailLimit } from './mail-limit';
 import type { Outbox } from './outbox';
-import type { AccountTokens } from './tokens';
+import { type AccountTokens, TOKEN_SECONDS } from './tokens';
 
 declare module '@gatehouse/core/hooks' {
   interface HookMap {
@@ -41,6 +48,35 @@ export interface Registration {
   sig?: string;
 }
 
+/** What deleting an account takes with it (`GET /api/user/deletion`), and what the deletion asks for. */
+export interface DeletionPreview {
+  /** The namespaces the account owns: deleted with everything in them; their other members lose access. */
+  namespaces: {
+    tenant_id: string;
+    name: string;
+    devices: number;
+    members: number;
+    /** The namespace's subscription status ('inactive' without one): a running one is canceled. */
+    subscription: string;
+  }[];
+  /** The memberships of namespaces owned by others: they end, the namespaces stay. */
+  memberships: { tenant_id: string; name: string; role: string }[];
+  /** What `DELETE /api/user` needs besides the list of namespaces. */
+  confirm: {
+    /** The account's password (not when the sign-in was a single sign-on within the last 5 minutes). */
+    password: boolean;
+    /** A current code of the authenticator app (two-step verification is on). */
+    code: boolean;
+  };
+}
+
+export interface DeletionInput {
+  /** The tenant ids of the namespaces the caller owns, as the preview listed them: what the caller agrees goes. */
+  namespaces: string[];
+  password?: string;
+  code?: string;
+}
+
 /**
  * Cloud accounts (issue 15): sign-up with e-mail verification, password recovery by mail, and deleting one's own
  * account. Calls that name an account by username or e-mail answer alike whether or not it exists.
@@ -56,6 +92,9 @@ export class AccountService {
   private readonly outbox: Outbox;
   private readonly mailLimit: MailLimit;
   private readonly invitations: InvitationService;
+  private readonly lockout: Lockout;
+  private readonly mfa: MfaService;
+  private readonly namespaces: NamespaceService;
 
   constructor(deps: {
     db: Knex;
@@ -68,6 +107,9 @@ export class AccountService {
     outbox: Outbox;
     mailLimit: MailLimit;
     invitations: InvitationService;
+    lockout: Lockout;
+    mfa: MfaService;
+    namespaces: NamespaceService;
   }) {
     this.db = deps.db;
     this.config = deps.config;
@@ -79,6 +121,9 @@ export class AccountService {
     this.outbox = deps.outbox;
     this.mailLimit = deps.mailLimit;
     this.invitations = deps.invitations;
+    this.lockout = deps.lockout;
+    this.mfa = deps.mfa;
+    this.namespaces = deps.namespaces;
   }
 
   /** Accounts are no tenant's rows: the user model, bound to this kernel's store. */
@@ -100,6 +145,7 @@ export class AccountService {
     this.needMail();
     await this.mailLimit.take('register', source, input.email);
     const { user, token } = await this.db.transaction(async (trx) => {
+      await this.releaseUnverified(input.username, input.email, trx);
       const user = await this.users.create(
         {
           name: input.name,
@@ -123,6 +169,22 @@ export class AccountService {
       return { user, token: await this.accountTokens.issue(user.id, 'verify', trx) };
     });
     if (token) this.mailVerification(user, token);
+  }
+
+  /**
+   * An account nobody verified within the verification window holds neither its e-mail address nor its username:
+   * anyone could sign up with someone else's address and never verify it. A sign-up that names either takes them,
+   * and the stale account (which never could sign in) goes; the real owner's verification then wins. The window
+   * counts from the sign-up, so asking for the link again does not extend the hold.
+   */
+  private async releaseUnverified(username: string, email: string, trx: Knex.Transaction): Promise<void> {
+    await this.userRows(trx)
+      .where({ status: UNVERIFIED })
+      .where('created_at', '<', new Date(Date.now() - TOKEN_SECONDS.verify * 1000))
+      .where((q) =>
+        q.whereRaw('lower(username) = lower(?)', [username]).orWhereRaw('lower(email) = lower(?)', [email]),
+      )
+      .delete();
   }
 
   private mailVerification(user: UserRow, token: string): void {
@@ -199,11 +261,64 @@ export class AccountService {
     if (!ok) throw new Invalid(['token'], 'this link is not valid or has expired; ask for a new one');
   }
 
+  /** `GET /api/user/deletion`: what deleting the caller's account would take with it, and what it asks for. */
+  async deletionPreview(caller: UserCaller): Promise<DeletionPreview> {
+    const user = await this.users.get(caller.userId);
+    const owned = await Namespace.bindKnex(this.db).query().where({ owner: user.id }).orderBy('name');
+    const subscriptions = new Map(
+      (
+        await BillingSubscription.acrossTenants(this.db)
+          .whereIn(
+            'tenant_id',
+            owned.map((n) => n.tenant_id),
+          )
+          .select('tenant_id', 'status')
+      ).map((s) => [s.tenant_id, s.status]),
+    );
+    const namespaces = await Promise.all(
+      owned.map(async (ns) => {
+        const view = await this.namespaces.view(ns);
+        return {
+          tenant_id: ns.tenant_id,
+          name: ns.name,
+          devices: view.device_count,
+          members: view.members.filter((m) => m.id !== user.id).length,
+          subscription: subscriptions.get(ns.tenant_id) ?? 'inactive',
+        };
+      }),
+    );
+    // Memberships span namespaces by design: those of namespaces the account does not own.
+    const memberships = (await Member.acrossTenants(this.db)
+      .join('namespaces', 'namespaces.tenant_id', 'namespace_members.tenant_id')
+      .where('namespace_members.user_id', user.id)
+      .whereNot('namespaces.owner', user.id)
+      .orderBy('namespaces.name')
+      .select('namespaces.tenant_id', 'namespaces.name', 'namespace_members.role')) as unknown as {
+      tenant_id: string;
+      name: string;
+      role: string;
+    }[];
+    return {
+      namespaces,
+      memberships: memberships.map((m) => ({ tenant_id: m.tenant_id, name: m.name, role: m.role })),
+      confirm: {
+        password: !(await this.users.recentSingleSignOn(caller.signIn)),
+        code: user.mfa_enabled,
+      },
+    };
+  }
+
   /**
    * Deletes the caller's account and the namespaces it owns, with everything in them; its memberships elsewhere go
-   * too. `account.beforeDelete` and each namespace's `namespace.beforeDelete` run first, in the same transaction.
+   * too. The caller proves it is the person (the password, or a single sign-on within the last 5 minutes; and a
+   * current code when two-step verification is on) and names the namespaces it owns, which must be exactly those
+   * that go (409 naming `namespaces` otherwise: one was made or given away since the preview). Wrong passwords
+   * count towards the lockout of the source and the account, as at sign-in. `account.beforeDelete` and each
+   * namespace's `namespace.beforeDelete` run first, in the same transaction.
    */
-  async deleteAccount(userId: string): Promise<void> {
+  async deleteAccount(caller: UserCaller, input: DeletionInput, source: string): Promise<void> {
+    const userId = caller.userId;
+    await this.confirmPerson(caller, await this.users.get(userId), input, source);
     await this.db.transaction(async (trx) => {
       const user = await this.userRows(trx).findById(userId).forUpdate();
       if (!user) throw new HttpError(404, 'user not found');
@@ -225,6 +340,13 @@ export class AccountService {
         .forUpdate()
         .select('tenant_id');
       const tenantIds = owned.map((n) => n.tenant_id);
+      const named = new Set(input.namespaces);
+      if (named.size !== tenantIds.length || tenantIds.some((t) => !named.has(t))) {
+        throw new Conflict(
+          ['namespaces'],
+          'name exactly the namespaces you own, which go with the account (GET /api/user/deletion lists them)',
+        );
+      }
       await this.hooks.run('account.beforeDelete', { userId, tenantIds, trx });
       for (const tenantId of tenantIds) {
         await this.hooks.run('namespace.beforeDelete', { tenantId, trx });
@@ -232,5 +354,27 @@ export class AccountService {
       }
       await this.userRows(trx).deleteById(userId);
     });
+  }
+
+  /** The proof of the person behind the token, before an account goes (see deleteAccount). */
+  private async confirmPerson(
+    caller: UserCaller,
+    user: UserRow,
+    input: DeletionInput,
+    source: string,
+  ): Promise<void> {
+    if (input.password !== undefined) {
+      const guess = await this.lockout.guess('account-delete', source, user.id, () =>
+        this.passwords.verify(input.password ?? '', user.password_hash, source),
+      );
+      if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
+      if (!guess.ok) throw new Forbidden('the password is wrong');
+    } else if (!(await this.users.recentSingleSignOn(caller.signIn))) {
+      throw new Invalid(
+        ['password'],
+        'confirm with your password (signed in with single sign-on: sign in with it again, then delete within 5 minutes)',
+      );
+    }
+    await this.mfa.confirm(user, input.code, source);
   }
 }

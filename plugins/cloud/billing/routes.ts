@@ -177,7 +177,9 @@ export const billingRoutes = [
     path: '/api/billing/devices-most-used',
     auth: ['user'],
     role: 'administrator',
-    summary: 'The accepted devices with the most sessions (the ones kept if no choice is made)',
+    summary: 'The accepted devices with the most signed-in sessions (the ones kept if no choice is made)',
+    description:
+      'Ranked by sessions that signed in; refused attempts, which need no credential, do not count. Ties go to the device seen last.',
     tags: ['billing'],
     schema: {
       response: {
@@ -185,7 +187,7 @@ export const billingRoutes = [
           T.Object({
             uid: T.String(),
             name: T.String(),
-            sessions: T.Integer(),
+            sessions: T.Integer({ description: 'sessions that signed in' }),
             last_seen: T.String({ format: 'date-time' }),
           }),
         ),

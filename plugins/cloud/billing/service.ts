@@ -365,7 +365,11 @@ export class BillingService {
     return { choices };
   }
 
-  /** `GET /api/billing/devices-most-used`: the accepted devices with the most sessions, as many as are free. */
+  /**
+   * `GET /api/billing/devices-most-used`: the accepted devices with the most signed-in sessions, as many as are
+   * free. Only sessions that signed in count: a refused attempt is a session row too, and anyone who knows a
+   * device's address can make one, so counting those would let an outsider choose which devices stay reachable.
+   */
   async mostUsed(tenantId: string): Promise<MostUsedDevice[]> {
     const rows = (await this.store(tenantId)
       .query(Device)
@@ -376,7 +380,7 @@ export class BillingService {
         'devices.name',
         'devices.last_seen',
         this.db.raw(
-          '(select count(*) from sessions s where s.tenant_id = devices.tenant_id and s.device_uid = devices.uid)::int as sessions',
+          '(select count(*) from sessions s where s.tenant_id = devices.tenant_id and s.device_uid = devices.uid and s.authenticated)::int as sessions',
         ),
       )
       .orderBy([

@@ -17,6 +17,7 @@ export const calls = {
   resendVerification: { method: 'POST', path: '/api/user/resend_email' },
   recoverPassword: { method: 'POST', path: '/api/user/recover_password' },
   updatePassword: { method: 'POST', path: '/api/user/{uid}/update_password' },
+  deletionPreview: { method: 'GET', path: '/api/user/deletion' },
   deleteAccount: { method: 'DELETE', path: '/api/user' },
   invite: { method: 'POST', path: '/api/namespaces/{tenant}/members/invites' },
   listInvites: { method: 'GET', path: '/api/namespaces/{tenant}/members/invites' },

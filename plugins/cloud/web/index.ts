@@ -8,7 +8,7 @@ const page = <T extends Record<string, unknown>>(load: () => Promise<T>, name: k
   lazy(async () => ({ default: (await load())[name] as never }));
 
 // Cloud edition: the namespace's subscription and billing; sign-up, verification, password recovery and
-// invitations by e-mail; announcements.
+// invitations by e-mail; announcements; deleting one's account.
 export default defineWebModule({
   name: 'cloud',
   nav: [
@@ -61,6 +61,15 @@ export default defineWebModule({
       path: '/reset-password',
       title: 'Choose a new password',
       component: page(() => import('./accounts'), 'ResetPasswordPage'),
+    },
+  ],
+  settingsTabs: [
+    {
+      id: 'delete-account',
+      label: 'Delete account',
+      scope: 'account',
+      order: 90,
+      component: page(() => import('./delete-account'), 'DeleteAccountTab'),
     },
   ],
   members: lazy(async () => ({ default: (await import('./invitations')).MemberInvitations })),

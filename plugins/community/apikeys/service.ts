@@ -14,6 +14,8 @@ import {
   Unauthorized,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import { ref } from 'objection';
+import { Member } from '../members/model';
 import { User } from '../users/model';
 import { ApiKey } from './model';
 
@@ -46,14 +48,23 @@ export async function resolveApiKey(db: Knex, key: string): Promise<Caller> {
   if (!row || !isRole(row.role)) throw new Unauthorized();
   const expires = Number(row.expires_in);
   if (expires !== -1 && expires <= Date.now() / 1000) throw new Unauthorized('the API key has expired');
-  // A key speaks for the account that created it: once an administrator disables that account, the key stops.
-  const creator = await User.bindKnex(db).query().findById(row.created_by).select('status');
-  if (creator?.status === 'disabled') throw new Unauthorized();
+  // A key goes no further than the member who created it can go now, read in the same statement as the account:
+  // a disabled or deleted account, or a creator removed from the namespace (or who left it), stops the key, since
+  // they still hold its secret; a creator whose role was lowered lowers the key's with it.
+  const creator = (await User.bindKnex(db)
+    .query()
+    .findById(row.created_by)
+    .select('status', Member.acceptedRoleOf(db, row.tenant_id, ref('users.id')).as('role'))) as
+    | { status: string; role: string | null }
+    | undefined;
+  if (!creator || creator.status === 'disabled') throw new Unauthorized();
+  if (!isRole(creator.role))
+    throw new Unauthorized('the API key stopped working: its creator is no longer a member of the namespace');
   return {
     kind: 'apiKey',
     keyId: row.key_digest,
     tenantId: row.tenant_id,
-    role: row.role,
+    role: roleAtLeast(creator.role, row.role) ? row.role : creator.role,
     createdBy: row.created_by,
   };
 }

@@ -18,6 +18,7 @@ declare module '@gatehouse/core/cradle' {
     /** Signs agents' gateway-key blobs (`POST /api/auth/ssh`). */
     gatewaySigner: GatewaySigner;
     terminalTickets: TerminalTickets;
+    webTerminal: WebTerminal;
   }
 }
 
@@ -43,8 +44,10 @@ export function register(ctx: RegisterContext): void {
     gateway: () => ctx.resolve('sshGateway'),
     tickets: () => ctx.resolve('terminalTickets'),
     users: () => ctx.resolve('users'),
+    cache: () => ctx.resolve('cache'),
     preAuthSeconds: ctx.config.ssh.preAuthTimeout,
     log: ctx.log.child({ part: 'web-terminal' }),
   });
+  ctx.provide({ webTerminal: asValue(terminal) });
   ctx.upgrade(terminal.upgrade, () => terminal.stop());
 }

@@ -5,11 +5,13 @@ import { Type as T } from '@sinclair/typebox';
 /** Seconds a ticket stays valid: the console asks for one just before it opens the socket. */
 export const TICKET_TTL = 30;
 
-/** What a ticket stands for: who asked, in which namespace, for which target, and when. */
+/** What a ticket stands for: who asked, in which sign-in and namespace, for which target, and when. */
 export interface TicketGrant {
   sub: string;
   tenant: string;
   target: string;
+  /** The sign-in of the token it was issued to: signing out voids the ticket and closes the terminal it opened. */
+  signIn: string;
   /** Milliseconds since epoch of the issue; a password change after it voids the ticket. */
   issued: number;
 }
@@ -39,7 +41,11 @@ export class TerminalTickets {
     if (!raw) return undefined;
     try {
       const grant = JSON.parse(raw) as TicketGrant;
-      return typeof grant.sub === 'string' && typeof grant.tenant === 'string' ? grant : undefined;
+      return typeof grant.sub === 'string' &&
+        typeof grant.tenant === 'string' &&
+        typeof grant.signIn === 'string'
+        ? grant
+        : undefined;
     } catch {
       return undefined;
     }
@@ -85,7 +91,12 @@ export const terminalTicketRoutes = [
     },
     async handler({ body, caller, services, tenantId }) {
       if (caller.kind !== 'user') throw new Unauthorized();
-      return services.terminalTickets.issue({ sub: caller.userId, tenant: tenantId(), target: body.target });
+      return services.terminalTickets.issue({
+        sub: caller.userId,
+        tenant: tenantId(),
+        target: body.target,
+        signIn: caller.signIn,
+      });
     },
   }),
 ];

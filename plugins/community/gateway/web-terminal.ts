@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type Logger, Unauthorized, type UserCaller } from '@gatehouse/core';
+import { type Cache, type Logger, Unauthorized, type UserCaller } from '@gatehouse/core';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { md5Fingerprint } from '../sshkeys/fingerprint';
-import type { UserService } from '../users/service';
+import { SIGN_IN_ENDED, type UserService } from '../users/service';
 import { type Admitted, admit, admitsKey } from './admission';
 import { newNonce, parseOfferedKey, SIGNATURE_NAMESPACE, verifyProof } from './key-proof';
 import type { SshGateway } from './ssh-gateway';
@@ -61,16 +61,37 @@ export class WebTerminal {
     perMessageDeflate: false,
   });
   private readonly sockets = new Set<WebSocket>();
+  /** The open sockets by the sign-in whose ticket opened them: signing out closes them. */
+  private readonly bySignIn = new Map<string, Set<WebSocket>>();
+  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly deps: {
       gateway: () => SshGateway;
       tickets: () => TerminalTickets;
       users: () => UserService;
+      cache: () => Cache;
       preAuthSeconds: number;
       log: Logger;
     },
   ) {}
+
+  /** Hears of sign-ins ended on any instance, and closes the terminals they opened here. */
+  async listen(): Promise<void> {
+    this.unlisten = await this.deps.cache().subscribe(SIGN_IN_ENDED, (signIn) => {
+      for (const ws of this.bySignIn.get(signIn) ?? []) this.fail(ws, 'you signed out');
+    });
+  }
+
+  private track(ws: WebSocket, signIn: string): void {
+    const open = this.bySignIn.get(signIn) ?? new Set<WebSocket>();
+    open.add(ws);
+    this.bySignIn.set(signIn, open);
+    ws.once('close', () => {
+      open.delete(ws);
+      if (open.size === 0 && this.bySignIn.get(signIn) === open) this.bySignIn.delete(signIn);
+    });
+  }
 
   readonly upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> => {
     const url = new URL(req.url ?? '/', 'http://gateway');
@@ -90,13 +111,17 @@ export class WebTerminal {
       refuse(socket, 401, 'missing, used or expired ticket; POST /api/terminal/tickets gives one');
       return true;
     }
-    // The ticket stands for the token it was issued to: a password change or a disabled account since then voids
-    // it, exactly as it voids the token on REST calls.
+    // The ticket stands for the token it was issued to: a password change, a sign-out or a disabled account since
+    // then voids it, exactly as it voids the token on REST calls.
     let caller: UserCaller;
     try {
-      caller = await this.deps
-        .users()
-        .callerFor({ kind: 'user', sub: grant.sub, tenant: grant.tenant, pwd: grant.issued });
+      caller = await this.deps.users().callerFor({
+        kind: 'user',
+        sub: grant.sub,
+        tenant: grant.tenant,
+        pwd: grant.issued,
+        sid: grant.signIn,
+      });
     } catch (err) {
       if (!(err instanceof Unauthorized)) return unavailable();
       refuse(socket, 401, 'the sign-in behind this ticket is no longer valid');
@@ -106,13 +131,14 @@ export class WebTerminal {
       refuse(socket, 403, 'not a member of this namespace');
       return true;
     }
-    const { target, tenant } = grant;
+    const { target, tenant, signIn } = grant;
     const cols = size(url.searchParams.get('cols'), 80);
     const rows = size(url.searchParams.get('rows'), 24);
     const ip = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
       ws.once('close', () => this.sockets.delete(ws));
+      this.track(ws, signIn);
       this.serve(ws, { target, tenant, cols, rows, ip }).catch((err: unknown) => {
         this.deps.log.error({ err }, 'web terminal failed');
         this.fail(ws, 'the gateway could not open the session');
@@ -346,6 +372,8 @@ export class WebTerminal {
   }
 
   async stop(): Promise<void> {
+    await this.unlisten?.();
+    this.unlisten = undefined;
     for (const ws of this.sockets) ws.terminate();
     this.wss.close();
   }

@@ -120,6 +120,6 @@ export class MemberService {
     const { role, tenant } = await this.namespaces.storeFor(caller, tenantId);
     if (role === 'owner') throw new Forbidden('the owner cannot leave; delete the namespace instead');
     await tenant.query(Member).where({ user_id: me.userId }).delete();
-    return this.users.authResult(await this.users.get(me.userId));
+    return this.users.authResult(await this.users.get(me.userId), undefined, me.signIn);
   }
 }

@@ -150,6 +150,18 @@ export class MfaService {
     return this.users.authResult(user);
   }
 
+  /**
+   * A step-up check before a grave act (deleting the account): a current code of the user's app when MFA is on,
+   * throttled and used once like a sign-in's; nothing to check when it is off. 400 naming `code` when missing or
+   * wrong.
+   */
+  async confirm(user: UserRow, code: string | undefined, source: string): Promise<void> {
+    const secret = user.mfa_enabled ? this.secretOf(user) : undefined;
+    if (!secret) return;
+    if (!code) throw new Invalid(['code'], 'two-step verification is on: send a current code of your app');
+    await this.checkTotp(user, secret, code, source, 'code');
+  }
+
   /** Turns MFA off with a current code, an unused recovery code, or one used to recover in the last 10 minutes. */
   async disable(userId: string, input: { code?: string; recovery_code?: string }, source: string) {
     const user = await this.users.get(userId);

@@ -109,6 +109,7 @@ export class TunnelProxy {
         for (const [k, v] of Object.entries(answer.headers)) {
           if (!hopByHop.has(k) && v !== undefined) headers[k] = v;
         }
+        if (answer.headers['set-cookie']) headers['set-cookie'] = hostOnly(answer.headers['set-cookie']);
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, headers);
         answer.pipe(res);
         answer.on('error', () => res.destroy());
@@ -240,6 +241,20 @@ export class TunnelProxy {
       if (set.size === 0 && this.open.get(address) === set) this.open.delete(address);
     });
   }
+}
+
+/**
+ * Cookies a tunnelled site sets, without their Domain attribute: every tunnel is a host under the tunnels domain,
+ * so `Domain=<tunnels domain>` would hand the cookie to every tenant's tunnels. Without it a cookie stays with the
+ * one host that set it (RFC 6265 section 5.3). Everything else of the cookie is passed on as set.
+ */
+function hostOnly(cookies: string[]): string[] {
+  return cookies.map((cookie) =>
+    cookie
+      .split(';')
+      .filter((part, i) => i === 0 || !/^\s*domain\s*=/i.test(part))
+      .join(';'),
+  );
 }
 
 /** The request's headers for the device's service: hop-by-hop dropped, Host set to the target, X-Forwarded-*. */

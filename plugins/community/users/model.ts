@@ -24,3 +24,17 @@ export class User extends StoreModel {
   declare created_at: Date;
   declare updated_at: Date;
 }
+
+/**
+ * A sign-in ended before its tokens expire (sign-out): every token that carries its id is refused, on every
+ * instance, until `expires_at`, when the last of them has expired anyway.
+ */
+export class EndedSignIn extends StoreModel {
+  static override tableName = 'ended_sign_ins';
+  static override idColumn = 'sign_in';
+
+  declare sign_in: string;
+  declare user_id: string;
+  declare ended_at: Date;
+  declare expires_at: Date;
+}

@@ -40,7 +40,7 @@ async function switchNamespace({ caller, params, services }: RouteRequest<{ para
   const role = await services.users.membership(me.userId, params.tenant);
   if (!role) throw new Forbidden('you are not a member of this namespace');
   await services.users.setPreferredNamespace(me.userId, params.tenant);
-  return services.users.authResult(await services.users.get(me.userId), params.tenant);
+  return services.users.authResult(await services.users.get(me.userId), params.tenant, me.signIn);
 }
 
 /** Local sign-in, the current user, namespace switch and profile changes (SPEC.md section 7). */
@@ -82,11 +82,27 @@ export const userRoutes = [
     path: '/api/auth/user',
     auth: ['user'],
     summary: 'The signed-in user, with a fresh token',
+    description: 'The fresh token belongs to the same sign-in: signing out ends it too.',
     tags: ['users'],
     schema: { response: { 200: userAuth } },
     async handler({ caller, services }) {
       const me = userOf(caller);
-      return services.users.authResult(await services.users.get(me.userId), me.tenantId);
+      return services.users.authResult(await services.users.get(me.userId), me.tenantId, me.signIn);
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/api/auth/user',
+    auth: ['user'],
+    status: 204,
+    summary: 'Sign out: end the sign-in of this token',
+    description:
+      'Every token of this sign-in (this one, and those it was switched to another namespace or refreshed into) is refused from then on, by every instance of the installation, and the web terminals opened with it close. Other sign-ins of the same user go on. Calling it again with the same token answers 401.',
+    tags: ['users'],
+    schema: { response: { 204: null } },
+    async handler({ caller, services, ctx }) {
+      await services.users.endSignIn(userOf(caller));
+      ctx.status = 204;
     },
   }),
   defineRoute({
@@ -119,7 +135,7 @@ export const userRoutes = [
     async handler({ caller, body, services }) {
       const me = userOf(caller);
       const updated = await services.users.update(me.userId, body);
-      return services.users.authResult(updated, me.tenantId);
+      return services.users.authResult(updated, me.tenantId, me.signIn);
     },
   }),
   defineRoute({

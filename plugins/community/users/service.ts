@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  type Cache,
   type Config,
   Conflict,
   Forbidden,
@@ -16,13 +17,14 @@ import {
   type UserCaller,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
-import { ref } from 'objection';
+import { raw, ref } from 'objection';
 import { Member } from '../members/model';
-import { User } from './model';
+import { EndedSignIn, User } from './model';
 
 /** What `callerFor` reads of a user, with the role in the token's namespace when it names one. */
 type CallerRow = Pick<UserRow, 'id' | 'username' | 'status' | 'password_changed_at' | 'admin'> & {
   role?: string | null;
+  signed_out: boolean;
 };
 
 export interface UserRow {
@@ -55,6 +57,26 @@ declare module '@gatehouse/core/hooks' {
 
 export const userConflicts = { users_username_key: ['username'], users_email_key: ['email'] };
 
+/**
+ * Where a signed-out sign-in is announced to every instance (the id is the message): the web terminals opened
+ * with it close.
+ */
+export const SIGN_IN_ENDED = 'users:sign-in-ended';
+
+/**
+ * Seconds a single sign-on counts as recent: an account made by SAML has no password its person knows, so a grave
+ * act (deleting the account) asks it to sign in again through the identity provider first, and act within this.
+ */
+export const RECENT_SSO_SECONDS = 300;
+
+/** A sign-in id as Gatehouse makes them: 16 random bytes, base64url. */
+const SIGN_IN = /^[A-Za-z0-9_-]{22}$/;
+
+/** A new sign-in: the tokens of one sign-in, and those it is switched or refreshed into, carry its id (`sid`). */
+export function newSignIn(): string {
+  return randomBytes(16).toString('base64url');
+}
+
 /** A 24-hex id, as SPEC.md section 3 gives user ids: 4 bytes of time then 8 random bytes (sortable). */
 export function newUserId(): string {
   const time = Buffer.alloc(4);
@@ -69,6 +91,7 @@ export class UserService {
   private readonly config: Config;
   private readonly passwords: PasswordHashing;
   private readonly hooks: Hooks;
+  private readonly cache: Cache;
 
   constructor(deps: {
     db: Knex;
@@ -76,12 +99,14 @@ export class UserService {
     config: Config;
     passwords: PasswordHashing;
     hooks: Hooks;
+    cache: Cache;
   }) {
     this.db = deps.db;
     this.tokens = deps.tokens;
     this.config = deps.config;
     this.passwords = deps.passwords;
     this.hooks = deps.hooks;
+    this.cache = deps.cache;
   }
 
   /** Users are no tenant's rows: the user model bound to this kernel's store, in `trx` when given. */
@@ -149,20 +174,31 @@ export class UserService {
 
   /**
    * The one check of a verified user token, for every entry point that takes one: the account exists and is not
-   * disabled, the token was issued after the last password change (a change signs out every older token), and the
-   * role in the token's namespace is read fresh (a removed member loses access at once).
+   * disabled, the token was issued after the last password change (a change signs out every older token), its
+   * sign-in was not signed out, and the role in the token's namespace is read fresh (a removed member loses access
+   * at once). A token without a sign-in id (issued before sign-out existed) is refused: its sign-in could not end.
    */
   async callerFor(claims: TokenClaims): Promise<UserCaller> {
     if (claims.kind !== 'user') throw new Unauthorized();
-    // One statement for every call a user makes: the account's state and the role in the token's namespace (a
-    // subquery), and only the columns this check reads, not the password hash or the sealed MFA secret. Only "no
-    // such user" is a 401: a store that cannot answer is a 503 (the console then keeps the user in).
+    const signIn = claims.sid;
+    if (typeof signIn !== 'string' || !SIGN_IN.test(signIn)) throw new Unauthorized();
+    // One statement for every call a user makes: the account's state, whether the sign-in ended and the role in the
+    // token's namespace (subqueries), and only the columns this check reads, not the password hash or the sealed
+    // MFA secret. Only "no such user" is a 401: a store that cannot answer is a 503 (the console then keeps the
+    // user in).
     const read = this.rows()
       .findById(claims.sub)
-      .select('id', 'username', 'status', 'password_changed_at', 'admin');
+      .select(
+        'id',
+        'username',
+        'status',
+        'password_changed_at',
+        'admin',
+        raw('exists (select 1 from ?? where sign_in = ?) as signed_out', [EndedSignIn.tableName, signIn]),
+      );
     if (claims.tenant) read.select(Member.acceptedRoleOf(this.db, claims.tenant, ref('users.id')).as('role'));
     const user = (await read) as CallerRow | undefined;
-    if (!user || user.status === 'disabled') throw new Unauthorized();
+    if (!user || user.status === 'disabled' || user.signed_out) throw new Unauthorized();
     const changed = new Date(user.password_changed_at).getTime();
     if (typeof claims.pwd !== 'number' || claims.pwd < changed) throw new Unauthorized();
     const role = claims.tenant && isRole(user.role) ? user.role : undefined;
@@ -173,7 +209,41 @@ export class UserService {
       tenantId: role ? claims.tenant : undefined,
       role,
       admin: user.admin,
+      signIn,
     };
+  }
+
+  /**
+   * Signs out: the sign-in ends, so every token that carries its id (this one, and those it was switched or
+   * refreshed into) is refused from now on, by every instance, and the web terminals opened with it close. The
+   * row is kept until the last such token would have expired.
+   */
+  async endSignIn(caller: UserCaller): Promise<void> {
+    await EndedSignIn.bindKnex(this.db)
+      .query()
+      .insert({
+        sign_in: caller.signIn,
+        user_id: caller.userId,
+        expires_at: new Date(Date.now() + this.config.auth.tokenTtl * 1000),
+      })
+      .onConflict('sign_in')
+      .ignore();
+    await this.cache.publish(SIGN_IN_ENDED, caller.signIn);
+  }
+
+  /** Notes that `signIn` was made through the identity provider just now (see RECENT_SSO_SECONDS). */
+  async markSingleSignOn(signIn: string): Promise<void> {
+    await this.cache.set(`sign-in:sso:${signIn}`, '1', RECENT_SSO_SECONDS);
+  }
+
+  /** Whether `signIn` was made through the identity provider within the last RECENT_SSO_SECONDS. */
+  async recentSingleSignOn(signIn: string): Promise<boolean> {
+    return (await this.cache.get(`sign-in:sso:${signIn}`)) !== null;
+  }
+
+  /** Forgets ended sign-ins whose tokens have all expired (a periodic job). */
+  async forgetEndedSignIns(): Promise<void> {
+    await EndedSignIn.bindKnex(this.db).query().where('expires_at', '<', new Date()).delete();
   }
 
   async get(id: string): Promise<UserRow> {
@@ -274,8 +344,11 @@ export class UserService {
     return Member.acceptedRole(this.db, tenantId, userId);
   }
 
-  /** Signs a user token scoped to `tenantId` and builds the authentication result of SPEC.md section 3. */
-  async authResult(user: UserRow, tenantId?: string) {
+  /**
+   * Signs a user token scoped to `tenantId` and builds the authentication result of SPEC.md section 3. A token of
+   * the caller's own sign-in (a namespace switch, a refresh) passes its `signIn`; without one it is a new sign-in.
+   */
+  async authResult(user: UserRow, tenantId?: string, signIn: string = newSignIn()) {
     // Every sign-in path ends here, after its credential check: a disabled account gets no token.
     if (user.status === 'disabled') throw new Forbidden('this account is disabled');
     await this.hooks.run('user.signIn', { user });
@@ -288,6 +361,7 @@ export class UserService {
       sub: user.id,
       ...(tenant ? { tenant } : {}),
       pwd: new Date(user.password_changed_at).getTime(),
+      sid: signIn,
     });
     return {
       token,

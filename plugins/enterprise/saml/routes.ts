@@ -75,11 +75,16 @@ export const samlRoutes = [
     summary: 'Start a SAML sign-in',
     description:
       "Answers the identity provider's sign-in address with a new authentication request (signed when configured). " +
+      'The request waits 10 minutes for its answer; at most `saml.startsPerSource` of one address and ' +
+      '`saml.startsTotal` in all wait at once, and a start beyond answers 429 with `Retry-After`. ' +
       '501 when SAML is not enabled or the edition is not enterprise.',
     tags,
-    schema: { response: { 200: T.Object({ url: T.String({ format: 'uri' }) }), ...notEnabled } },
-    async handler({ services }) {
-      return { url: await services.saml.authUrl() };
+    schema: {
+      response: { 200: T.Object({ url: T.String({ format: 'uri' }) }), 429: null, ...notEnabled },
+      headers: { 'Retry-After': 'With 429: seconds until a start may have room again.' },
+    },
+    async handler({ services, ctx }) {
+      return { url: await services.saml.authUrl(ctx.ip) };
     },
   }),
   defineRoute({
@@ -88,7 +93,7 @@ export const samlRoutes = [
     auth: ['none'],
     summary: 'SAML assertion consumer (HTTP-POST binding)',
     description:
-      "Where the identity provider posts its answer (`application/x-www-form-urlencoded`). A valid answer signs the person in and redirects (303) to the console with a one-time code (`/#sso=<code>`, exchanged at POST /api/user/saml/token); a refused one redirects to `/#sso-error=<reason>`, and once an address had `auth.loginFailuresPerSource` answers refused within `auth.loginWindowSeconds`, its further answers are not read (`/#sso-error=busy`). Checked: the IdP's signature on the assertion, audience, recipient and destination, time window, the request it answers, and that it was not used before.",
+      "Where the identity provider posts its answer (`application/x-www-form-urlencoded`). A valid answer signs the person in and redirects (303) to the console with a one-time code (`/#sso=<code>`, exchanged at POST /api/user/saml/token); a refused one redirects to `/#sso-error=<reason>`, and once an address had `auth.loginFailuresPerSource` answers refused within `auth.loginWindowSeconds`, its further answers are not read (`/#sso-error=busy`). Checked: the IdP's signature on the assertion (SHA-1 signatures and digests refused unless `saml.allowSha1`: `#sso-error=weak`), audience, recipient and destination, time window, the request it answers, and that it was not used before.",
     tags,
     status: 303,
     schema: {

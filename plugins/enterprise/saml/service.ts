@@ -9,7 +9,7 @@ import {
   type SecretBox,
   Unauthorized,
 } from '@gatehouse/core';
-import type { UserRow, UserService } from '@gatehouse/plugin-community/users/service';
+import { newSignIn, type UserRow, type UserService } from '@gatehouse/plugin-community/users/service';
 import {
   type CacheProvider,
   generateServiceProviderMetadata,
@@ -31,6 +31,7 @@ import {
   type SamlSettings,
   writeStored,
 } from './settings';
+import { SamlStartLimit } from './start-limit';
 
 /** Seconds an authentication request may wait for its answer (the person signs in at the IdP meanwhile). */
 const REQUEST_SECONDS = 10 * 60;
@@ -75,6 +76,7 @@ export class SamlService {
   private readonly log: Logger;
   private readonly features: { authentication: { local: boolean; saml: boolean } };
   private readonly accounts: SamlAccounts;
+  private readonly starts: SamlStartLimit;
   private settings: SamlSettings | undefined;
   private active: Active | undefined;
   /** Why SAML is enabled but not answering (the metadata could not be read, ...), for the console. */
@@ -99,6 +101,7 @@ export class SamlService {
     this.log = deps.log.child({ part: 'saml' });
     this.features = deps.features;
     this.accounts = new SamlAccounts(deps.db, deps.users);
+    this.starts = new SamlStartLimit(deps.cache, deps.config, REQUEST_SECONDS);
   }
 
   /** This server as a service provider: its entity ID, assertion consumer and metadata addresses. */
@@ -216,9 +219,14 @@ export class SamlService {
     return this.active;
   }
 
-  /** `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). */
-  async authUrl(): Promise<string> {
-    const outcome = await this.require().passport.run({ query: {} });
+  /**
+   * `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). The
+   * request's id is kept until its answer comes back, so `source` must have room for one more (SamlStartLimit).
+   */
+  async authUrl(source: string): Promise<string> {
+    const active = this.require();
+    await this.starts.take(source);
+    const outcome = await active.passport.run({ query: {} });
     if (outcome.kind !== 'redirect') throw new Error('the SAML strategy gave no sign-in address');
     return outcome.url;
   }
@@ -229,6 +237,15 @@ export class SamlService {
    */
   async consume(form: { SAMLResponse: string; RelayState?: string }): Promise<string> {
     const active = this.require();
+    if (!this.config.saml.allowSha1) {
+      const weak = sha1AlgorithmsIn(form.SAMLResponse);
+      if (weak.length) {
+        throw new AssertionRefused(
+          'weak',
+          `the answer is signed or digested with SHA-1 (${weak.join(', ')})`,
+        );
+      }
+    }
     let outcome: Awaited<ReturnType<PassportOnKoa['run']>>;
     try {
       outcome = await active.passport.run({ body: form });
@@ -251,7 +268,9 @@ export class SamlService {
   async exchange(code: string) {
     const userId = await this.cache.take(`saml:code:${digest(code)}`);
     if (!userId) throw new Unauthorized('this sign-in code is not valid or was already used');
-    return this.users.authResult(await this.users.get(userId));
+    const signIn = newSignIn();
+    await this.users.markSingleSignOn(signIn);
+    return this.users.authResult(await this.users.get(userId), undefined, signIn);
   }
 
   /**
@@ -445,6 +464,28 @@ interface AssertionXml {
 
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
+}
+
+const XMLDSIG = 'http://www.w3.org/2000/09/xmldsig#';
+
+/**
+ * The SHA-1 algorithms (signature and digest methods) of the XML signatures in a base64 SAML response. SHA-1
+ * collisions are practical, so a SHA-1 signature no longer proves who wrote a document; node-saml checks such
+ * signatures all the same, so they are refused here, before it reads the answer (unless `saml.allowSha1`). A
+ * document that cannot be read has none; node-saml then refuses it for what it is.
+ */
+export function sha1AlgorithmsIn(samlResponse: string): string[] {
+  const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
+  const doc = new DOMParser({ errorHandler: () => {} }).parseFromString(xml, 'text/xml');
+  if (!doc?.documentElement) return [];
+  const found = new Set<string>();
+  for (const name of ['SignatureMethod', 'DigestMethod']) {
+    for (const el of Array.from(doc.getElementsByTagNameNS(XMLDSIG, name))) {
+      const algorithm = el.getAttribute('Algorithm') ?? '';
+      if (/sha1$/i.test(algorithm)) found.add(algorithm);
+    }
+  }
+  return [...found];
 }
 
 /** The Destination of the response's root element (undefined when absent). */

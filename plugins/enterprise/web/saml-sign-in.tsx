@@ -14,6 +14,7 @@ import { calls } from './api';
 /** What the assertion consumer's refusal reasons (`#sso-error=<reason>`) mean to the person signing in. */
 const refusals: Record<string, string> = {
   signature: "the identity provider's answer was not signed with its certificate.",
+  weak: 'the identity provider signed its answer with SHA-1, which this server refuses. Ask its administrator to sign with SHA-256.',
   audience: 'the identity provider addressed its answer to another service.',
   destination: 'the identity provider addressed its answer to another service.',
   issuer: 'the answer came from another identity provider than the one set up.',

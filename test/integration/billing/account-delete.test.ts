@@ -79,9 +79,14 @@ describe('billing (cloud): deleting an account ends the subscriptions of the nam
       role: 'administrator',
     });
 
+    // What goes, as the caller confirms it: the namespaces it owns, and its password.
+    const confirmed = {
+      namespaces: [paid.tenant, alsoPaid.tenant, free.tenant],
+      password: 'sign-up_Pass1',
+    };
     for (const outage of ['refuse', 'error'] as const) {
       stripe.outage = outage;
-      const refused = await server.api('DELETE', '/api/user', { token: owner.token });
+      const refused = await server.api('DELETE', '/api/user', { token: owner.token, body: confirmed });
       expect(refused.status, outage).to.equal(424);
       expect(refused.body).to.deep.equal({
         message: 'the payment provider did not answer; try again in a moment',
@@ -100,7 +105,7 @@ describe('billing (cloud): deleting an account ends the subscriptions of the nam
     }
 
     const callsBefore = stripe.calls.length;
-    const deleted = await server.api('DELETE', '/api/user', { token: owner.token });
+    const deleted = await server.api('DELETE', '/api/user', { token: owner.token, body: confirmed });
     expect(deleted.status, JSON.stringify(deleted.body)).to.equal(204);
     expect(stripe.subscription(first).status).to.equal('canceled');
     expect(stripe.subscription(second).status).to.equal('canceled');

@@ -221,11 +221,12 @@ describe('cloud: sign-up, verification, password recovery and account deletion',
       seen.push(tenantIds);
       if (unsettled) throw new PaymentRequired('an invoice is still open');
     });
-    const refused = await server.api('DELETE', '/api/user', { token: owner.token });
+    const confirmed = { namespaces: [tenant], password: 'sign-up_Pass1' };
+    const refused = await server.api('DELETE', '/api/user', { token: owner.token, body: confirmed });
     expect(refused.status).to.equal(402);
     expect(await db('namespaces').where({ tenant_id: tenant }).first()).to.not.equal(undefined);
     unsettled = false;
-    const res = await server.api('DELETE', '/api/user', { token: owner.token });
+    const res = await server.api('DELETE', '/api/user', { token: owner.token, body: confirmed });
     expect(res.status).to.equal(204);
     expect(res.body).to.equal(undefined);
     expect(seen).to.deep.equal([[tenant], [tenant]]);

@@ -116,3 +116,35 @@ export async function eventually<T>(
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
+
+/**
+ * A real agent for `tenant` on `server`, accepted with `ownerToken` and online with its tunnel up: answers the agent
+ * and the device's uid. Its key goes in `keyDir`.
+ */
+export async function onlineAgent(
+  server: {
+    url: string;
+    api: (method: string, path: string, o?: { token?: string }) => Promise<{ status: number }>;
+  },
+  hub: { isOnline(uid: string): boolean },
+  opts: { tenant: string; ownerToken: string; keyDir: string; identity: string; hostname: string },
+): Promise<{ agent: AgentProcess; uid: string }> {
+  const agent = new AgentProcess({
+    server: server.url,
+    tenant: opts.tenant,
+    keyPath: path.join(opts.keyDir, 'device.key'),
+    identity: opts.identity,
+    hostname: opts.hostname,
+  });
+  await agent.waitFor(/pending acceptance/);
+  const uid = await agent.uid();
+  // Run inside a container, the agent registers its host as a container (docker platform).
+  const kind =
+    (await server.api('GET', `/api/devices/${uid}`, { token: opts.ownerToken })).status === 200
+      ? 'devices'
+      : 'containers';
+  await server.api('PATCH', `/api/${kind}/${uid}/accept`, { token: opts.ownerToken });
+  await agent.waitFor(/online: device/);
+  await eventually(async () => (hub.isOnline(uid) ? true : undefined), 'tunnel');
+  return { agent, uid };
+}

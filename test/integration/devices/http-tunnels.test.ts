@@ -7,7 +7,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { WebSocket, WebSocketServer } from 'ws';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { AgentProcess, eventually } from './agent-process';
+import { type AgentProcess, eventually, onlineAgent } from './agent-process';
 
 const DOMAIN = 'tunnels.gatehouse.test';
 
@@ -98,25 +98,13 @@ describe('devices: HTTP tunnels through a real agent', function () {
     server = await startServer({ overrides: { tunnels: { domain: DOMAIN } } });
     me = await server.setup();
     keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-tunnel-keys-'));
-    agent = new AgentProcess({
-      server: server.url,
+    ({ agent, uid } = await onlineAgent(server, server.kernel.container.cradle.tunnelHub, {
       tenant: me.tenant,
-      keyPath: path.join(keys, 'device.key'),
+      ownerToken: me.token,
+      keyDir: keys,
       identity: '02:00:00:00:01:01',
       hostname: 'web-1',
-    });
-    await agent.waitFor(/pending acceptance/);
-    uid = await agent.uid();
-    const kind =
-      (await server.api('GET', `/api/devices/${uid}`, { token: me.token })).status === 200
-        ? 'devices'
-        : 'containers';
-    await server.api('PATCH', `/api/${kind}/${uid}/accept`, { token: me.token });
-    await agent.waitFor(/online: device/);
-    await eventually(
-      async () => (server.kernel.container.cradle.tunnelHub.isOnline(uid) ? true : undefined),
-      'tunnel',
-    );
+    }));
   });
   after(async () => {
     await agent?.stop();

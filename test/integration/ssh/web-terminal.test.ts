@@ -3,64 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
-import { WebSocket } from 'ws';
+import { WebTerminalClient } from '../../support/web-terminal-client';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
-
-/** A client of GET /ws/ssh as the console's terminal is: JSON control frames, binary terminal bytes. */
-class WebTerminalClient {
-  readonly ws: WebSocket;
-  output = '';
-  readonly controls: { type: string; message?: string; code?: number; nonce?: string; namespace?: string }[] =
-    [];
-  readonly closed: Promise<{ code: number; reason: string }>;
-  readonly opened: Promise<void>;
-  httpStatus: number | undefined;
-
-  constructor(url: string) {
-    this.ws = new WebSocket(url);
-    this.ws.on('message', (data: Buffer, binary: boolean) => {
-      if (binary) this.output += data.toString('utf8');
-      else this.controls.push(JSON.parse(data.toString('utf8')));
-    });
-    this.ws.on('unexpected-response', (_req, res) => {
-      this.httpStatus = res.statusCode;
-      this.ws.terminate();
-    });
-    this.ws.on('error', () => {});
-    this.opened = new Promise((resolve) => this.ws.once('open', () => resolve()));
-    this.closed = new Promise((resolve) =>
-      this.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-    );
-  }
-
-  control(frame: object): void {
-    this.ws.send(JSON.stringify(frame));
-  }
-
-  type(text: string): void {
-    this.ws.send(Buffer.from(text), { binary: true });
-  }
-
-  async nextControl(type: string, timeoutMs = 15_000) {
-    const started = Date.now();
-    for (;;) {
-      const found = this.controls.find((c) => c.type === type);
-      if (found) return found;
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`no ${type} frame; got ${JSON.stringify(this.controls)}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-
-  async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
-    const started = Date.now();
-    while (!pattern.test(this.output)) {
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`never saw ${pattern}; saw ${JSON.stringify(this.output)}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
 
 describe('the web terminal (GET /ws/ssh): a session of type web through the gateway', function () {
   this.timeout(90_000);

@@ -27,6 +27,8 @@ describe('core: which errors mean the store is away', function () {
     });
     expect(await isStoreUnavailable(terminated, undefined)).to.equal(true);
     expect(await isStoreUnavailable(new Error('Query read timeout'), undefined)).to.equal(true);
+    // pg's connect timeout: the server took the connection and never answered it (a frozen PostgreSQL).
+    expect(await isStoreUnavailable(new Error('timeout expired'), undefined)).to.equal(true);
     expect(
       await isStoreUnavailable(Object.assign(new Error('x'), { name: 'KnexTimeoutError' }), undefined),
     ).to.equal(true);

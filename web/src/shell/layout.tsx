@@ -208,7 +208,7 @@ function UserMenu() {
           >
             {icons.settings} Account settings
           </button>
-          <button type="button" onClick={() => signOut()}>
+          <button type="button" onClick={() => void signOut()}>
             {icons.logout} Sign out
           </button>
         </div>

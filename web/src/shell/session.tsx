@@ -8,6 +8,7 @@ import {
   useRef,
   useState,
 } from 'react';
+import { sessionCalls } from './api/calls';
 import { ApiClient } from './api/client';
 import type { AuthenticatedUser, InstanceInfo } from './api/types';
 import type { Slots } from './slots';
@@ -23,7 +24,11 @@ export interface ConsoleValue {
   user: AuthenticatedUser | null;
   api: ApiClient;
   signIn: (user: AuthenticatedUser) => void;
-  signOut: (reason?: string) => void;
+  /**
+   * Ends the session: on the server (the sign-in ends, so a copy of its token stops working), then here, whatever
+   * the server answers (it may be away). `reason` is shown once on the sign-in screen.
+   */
+  signOut: (reason?: string) => Promise<void>;
   /** Why the last session ended, shown once on the sign-in screen. */
   endedReason: string | null;
   /** Takes a new user record for another namespace (switch, leave) and keeps the person signed in. */
@@ -66,7 +71,8 @@ export function ConsoleProvider({
     setUser(next);
   }, []);
 
-  const signOut = useCallback(
+  /** Forgets the session here only: the server already refused its token. */
+  const endHere = useCallback(
     (reason?: string) => {
       store(null);
       setEndedReason(reason ?? null);
@@ -78,11 +84,21 @@ export function ConsoleProvider({
     () =>
       new ApiClient(
         () => tokenRef.current,
-        () => signOut('Your session has ended. Please sign in again.'),
+        () => endHere('Your session has ended. Please sign in again.'),
         '',
         setServerAway,
       ),
-    [signOut],
+    [endHere],
+  );
+
+  const signOut = useCallback(
+    async (reason?: string) => {
+      if (tokenRef.current) {
+        await api.call(sessionCalls.signOut, { allowUnauthorized: true }).catch(() => {});
+      }
+      endHere(reason);
+    },
+    [api, endHere],
   );
 
   // While the server cannot reach its database, ask it every few seconds whether it is ready again, so the

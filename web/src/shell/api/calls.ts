@@ -14,6 +14,7 @@ export const sessionCalls = {
   setup: { method: 'POST', path: '/api/setup' },
   login: { method: 'POST', path: '/api/login' },
   currentUser: { method: 'GET', path: '/api/auth/user' },
+  signOut: { method: 'DELETE', path: '/api/auth/user' },
   switchNamespace: { method: 'GET', path: '/api/auth/token/{tenant}' },
   mfaAuth: { method: 'POST', path: '/api/user/mfa/auth' },
   mfaRecover: { method: 'POST', path: '/api/user/mfa/recover' },

@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { baseSshOptions, run } from '../integration/agent/openssh-client';
+import { agentAuthRequest } from '../support/device-keys';
+import { type LoginAnswer, startServer, type TestServer } from '../support/server';
+
+/**
+ * In the cloud edition, once a subscription has ended and until the owner chooses, the devices kept reachable are
+ * the most used ones (`GET /api/billing/devices-most-used`). Refused SSH attempts, which anyone who knows a device's
+ * address can make without a password, counted as use: two of them moved a device in and a used one out. Only
+ * sessions that signed in count now.
+ */
+describe('security: which devices stay reachable after a subscription ends (cloud)', function () {
+  this.timeout(90_000);
+  let server: TestServer;
+  let owner: LoginAnswer;
+  const devices: { uid: string; name: string }[] = [];
+
+  before(async () => {
+    server = await startServer({ edition: 'cloud' });
+    owner = await server.setup();
+    for (const n of [1, 2, 3, 4]) {
+      const res = await server.api(
+        'POST',
+        '/api/devices/auth',
+        agentAuthRequest({
+          tenant: owner.tenant,
+          hostname: `kept-${n}`,
+          mac: `02:00:00:00:30:0${n}`,
+          keyLabel: `kept-key-${n}`,
+        }),
+      );
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      devices.push(res.body as { uid: string; name: string });
+    }
+    // Three are accepted within the free devices; the fourth was accepted while a subscription ran, which has ended
+    // since (no subscription now, four accepted devices, three free).
+    for (const d of devices.slice(0, 3)) {
+      const accepted = await server.api('PATCH', `/api/devices/${d.uid}/accept`, { token: owner.token });
+      expect(accepted.status, JSON.stringify(accepted.body)).to.equal(200);
+    }
+    const db = server.kernel.container.cradle.db;
+    await db('devices').where({ uid: devices[3]?.uid }).update({ status: 'accepted' });
+    // Each of the first three had one session that signed in, as the gateway records one.
+    const sessions = server.kernel.container.cradle.sessions;
+    for (const d of devices.slice(0, 3)) {
+      const uid = await sessions.open({
+        tenantId: owner.tenant,
+        deviceUid: d.uid,
+        username: 'root',
+        ip: '192.0.2.10',
+        type: 'term',
+        recorded: false,
+      });
+      await sessions.update(owner.tenant, uid, { authenticated: true });
+    }
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  /** An SSH attempt through the gateway with the real OpenSSH client and no credential to offer. */
+  const attempt = (device: string) =>
+    run(
+      'ssh',
+      [
+        // The gateway's refusal is a banner, which OpenSSH prints at its INFO level (its first -o wins).
+        '-o',
+        'LogLevel=INFO',
+        ...baseSshOptions(server.sshPort),
+        '-o',
+        'BatchMode=yes',
+        `root@${owner.user}.${device}@127.0.0.1`,
+        'true',
+      ],
+      { timeoutMs: 20_000 },
+    );
+
+  const kept = async () => {
+    const res = await server.api('GET', '/api/billing/devices-most-used', { token: owner.token });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body as { uid: string; sessions: number }[];
+  };
+
+  it('keeps the devices with signed-in sessions, whatever refused attempts an outsider makes', async () => {
+    const [a, b, c, d] = devices as [
+      (typeof devices)[0],
+      (typeof devices)[0],
+      (typeof devices)[0],
+      (typeof devices)[0],
+    ];
+    expect((await kept()).map((k) => k.uid)).to.have.members([a.uid, b.uid, c.uid]);
+
+    // Two refused attempts at the fourth device: each is a session row that never signed in.
+    for (let i = 0; i < 2; i++) {
+      const refused = await attempt(d.name);
+      expect(refused.code).to.equal(255);
+      expect(refused.stderr).to.contain('the subscription of this namespace has ended');
+    }
+    const rows = await server.kernel.container.cradle.db('sessions').where({ device_uid: d.uid });
+    expect(rows.map((r) => r.authenticated)).to.deep.equal([false, false]);
+
+    const after = await kept();
+    expect(after.map((k) => k.uid)).to.have.members([a.uid, b.uid, c.uid]);
+    expect(after.map((k) => k.sessions)).to.deep.equal([1, 1, 1]);
+    // Through the gateway: the used devices still pass the billing rule (and meet the next: no agent here).
+    for (const device of [a, b, c]) {
+      const through = await attempt(device.name);
+      expect(through.stderr).to.not.contain('subscription');
+      expect(through.stderr).to.contain(`device ${owner.user}.${device.name} is offline`);
+    }
+  });
+});
