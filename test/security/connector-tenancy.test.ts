@@ -53,7 +53,10 @@ describe('security: connectors across namespaces (podman)', function () {
     });
     victim = await server.setup();
     const mallory = await createUser(server, 'mallory');
-    const ns = await server.api('POST', '/api/namespaces', { token: mallory.token, body: { name: 'mallory-ns' } });
+    const ns = await server.api('POST', '/api/namespaces', {
+      token: mallory.token,
+      body: { name: 'mallory-ns' },
+    });
     attackerNamespace = 'mallory-ns';
     attackerToken = await switchTo(server, mallory.token, ns.body.tenant_id);
     const c = await connectEngine(server, asVictim, engineAddress(engine));
