@@ -31,6 +31,7 @@ const sidebars: SidebarsConfig = {
     'self-hosted/deploying',
     'self-hosted/configuring',
     'self-hosted/administration',
+    'self-hosted/security',
     'self-hosted/upgrading',
     'self-hosted/troubleshooting',
     'self-hosted/reference',
