@@ -96,6 +96,22 @@ describe('security: a registration flood cannot lock a namespace out', function 
     expect((await pending()).map((d) => d.name)).to.include('real-device');
   });
 
+  it('counts an IPv6 source by its /64 and a block by its /48', async () => {
+    // Twelve addresses in each of three /64s of one /48: 10 a /64, 25 the /48.
+    const nets = ['2001:db8:1:a::', '2001:db8:1:b::', '2001:db8:1:c::'];
+    const answers = await flood(
+      nets.flatMap((net) => Array.from({ length: 12 }, (_, i) => `${net}${(i + 1).toString(16)}`)),
+      1,
+    );
+    expect(histogram(answers)).to.deep.equal({ 200: 25, 429: 11 });
+    const queue = (await pending()).filter((d) => d.remote_addr.startsWith('2001:db8:1:'));
+    expect(queue).to.have.length(25);
+    for (const net of nets)
+      expect(queue.filter((d) => d.remote_addr.startsWith(net)).length).to.be.at.most(10);
+    // Another /48 is not held back.
+    expect((await register('2001:db8:2::1')).status).to.equal(200);
+  });
+
   it('when the queue is full of a flood, its oldest entries make way for a device from another block', async () => {
     await clear();
     // Four /24 blocks of three addresses each fill the 100 places, 25 a block.
