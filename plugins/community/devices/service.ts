@@ -369,7 +369,7 @@ export class DeviceService {
     if (ns.settings?.require_install_key === true) {
       throw new Forbidden(
         `namespace ${ns.name} registers new devices only with an install key: set GATEHOUSE_INSTALL_KEY ` +
-          '(--install-key) on the agent to a key an administrator made under Settings, Install keys',
+          '(--install-key) on the agent to a key an administrator made under Settings → Namespace → Install keys',
       );
     }
     return { keyId: null, source, block };
@@ -379,9 +379,9 @@ export class DeviceService {
    * A place in the namespace's pending queue (at most `limits.pendingDevices`), shared between sources: without an
    * install key, one source holds at most `limits.pendingPerSource` pending devices and one block of sources at
    * most `limits.pendingPerBlock` (429 beyond). When the queue is full, the oldest keyless registration of the
-   * block that holds the most makes way (it is deleted, and answered the uid to tell its agent) for a registration
-   * with a key, or from a block that holds at least two fewer; otherwise 429. Registrations with a key never make
-   * way. Runs under the namespace's advisory lock.
+   * block that holds the most makes way for a registration with a key, or from a block that holds at least two
+   * fewer; otherwise 429. The one that makes way is deleted and its uid answered, so that its agent is told.
+   * Registrations with a key never make way. Runs under the namespace's advisory lock.
    */
   private async makeRoom(
     trx: Knex.Transaction,

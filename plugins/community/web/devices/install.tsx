@@ -81,7 +81,7 @@ export function InstallCommands({ tenant }: { tenant: string }) {
         error={key && !valid ? 'This is not an install key: they start with gik_.' : null}
         hint={
           required
-            ? 'This namespace registers new devices only with an install key. Paste one to put it in the commands; administrators make them under Settings, Install keys.'
+            ? 'This namespace registers new devices only with an install key. Paste one to put it in the commands; administrators make them under Settings → Namespace → Install keys.'
             : 'Optional: paste an install key of this namespace to put it in the commands.'
         }
       />
