@@ -3,7 +3,6 @@ import {
   Button,
   Card,
   ConfirmDialog,
-  CopyField,
   createColumnHelper,
   DataTable,
   Dialog,
@@ -26,6 +25,7 @@ import { type ReactNode, useMemo, useState } from 'react';
 import { calls } from '../api';
 import { InstallCommandLines } from '../devices/install';
 import type { InstallKey, Namespace } from '../types';
+import { SecretShownOnce } from './shown-once';
 
 /** How long a new key admits devices; the server takes an instant (expires_at), or none. */
 const lifetimes = [
@@ -53,33 +53,6 @@ function expiry(at: string | null): ReactNode {
     <span className="badge badge-danger">Expired {text}</span>
   ) : (
     text
-  );
-}
-
-/** The key just made or rotated, shown once, with the install commands that carry it. */
-function KeyShownOnce({
-  made,
-  tenant,
-  onClose,
-}: {
-  made: InstallKey | null;
-  tenant: string;
-  onClose: () => void;
-}) {
-  return (
-    <Dialog open={Boolean(made)} title={`Install key ${made?.name ?? ''}`} onClose={onClose}>
-      <Alert kind="warn" title="Copy the key now">
-        It is shown only once: Gatehouse keeps only a digest of it.
-      </Alert>
-      {made?.key ? (
-        <div className="stack" style={{ gap: 8 }}>
-          <CopyField label="install key" value={made.key} />
-          <InstallCommandLines tenant={tenant} installKey={made.key} />
-        </div>
-      ) : (
-        <p className="muted">The server did not return the key.</p>
-      )}
-    </Dialog>
   );
 }
 
@@ -310,7 +283,16 @@ export function InstallKeysTab() {
           </>
         ) : null}
       </Dialog>
-      <KeyShownOnce made={made} tenant={ns.tenant_id} onClose={() => setMade(null)} />
+      <SecretShownOnce
+        open={Boolean(made)}
+        title={`Install key ${made?.name ?? ''}`}
+        label="install key"
+        secret={made?.key}
+        why="It is shown only once: Gatehouse keeps only a digest of it."
+        onClose={() => setMade(null)}
+      >
+        {made?.key ? <InstallCommandLines tenant={ns.tenant_id} installKey={made.key} /> : null}
+      </SecretShownOnce>
       <ConfirmDialog
         subject={rotating}
         title={(key) => `Rotate ${key.name}?`}
