@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AGENT_NODE_FLAGS } from '../../../agent/node-flags';
 import { eventually } from '../../integration/devices/agent-process';
 import { agentAuthRequest } from '../../support/device-keys';
-import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
+import { completeSetup, expectAccessible, launchBrowser, noWiderThanScreen } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
 // Namespace settings, Install keys: an owner makes a key (shown once, with the install commands that carry it),
@@ -57,12 +57,6 @@ describe('web console: install keys in the namespace settings', function () {
       headers: { 'content-type': 'application/json', ...req.headers },
       body: JSON.stringify({ ...req.body, install_key: installKey }),
     });
-  };
-  const noWiderThanScreen = async (p: Page, screen: string) => {
-    const widths = (await p.evaluate(
-      '[document.documentElement.scrollWidth, window.innerWidth]',
-    )) as number[];
-    expect(widths[0], `${screen}: page width against the screen`).to.be.at.most(widths[1] as number);
   };
 
   before(async () => {
