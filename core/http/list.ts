@@ -30,7 +30,11 @@ export function listQuery<P extends TProperties = Record<never, never>>(
     ...pageQuery,
     ...(opts.filter === false
       ? {}
-      : { filter: T.Optional(T.String({ description: 'Base64 of a JSON list of property and operator items.' })) }),
+      : {
+          filter: T.Optional(
+            T.String({ description: 'Base64 of a JSON list of property and operator items.' }),
+          ),
+        }),
     sort_by: sortBy,
     order_by: T.Union([T.Literal('asc'), T.Literal('desc')], { default: 'desc', description: 'Sort order.' }),
     ...((opts.extra ?? {}) as P),
