@@ -4,6 +4,8 @@ export interface AgentConfig {
   /** Base URL of the Gatehouse server, e.g. https://gatehouse.example.com */
   serverAddress: URL;
   tenantId: string;
+  /** An install key of the namespace, sent with every registration (required where the namespace requires one). */
+  installKey?: string;
   privateKeyPath: string;
   preferredHostname?: string;
   preferredIdentity?: string;
@@ -26,6 +28,7 @@ export class ConfigError extends Error {
 const SETTINGS = {
   serverAddress: { env: 'GATEHOUSE_SERVER_ADDRESS', flag: 'server-address' },
   tenantId: { env: 'GATEHOUSE_TENANT_ID', flag: 'tenant-id' },
+  installKey: { env: 'GATEHOUSE_INSTALL_KEY', flag: 'install-key' },
   privateKeyPath: { env: 'GATEHOUSE_PRIVATE_KEY', flag: 'private-key' },
   preferredHostname: { env: 'GATEHOUSE_PREFERRED_HOSTNAME', flag: 'preferred-hostname' },
   preferredIdentity: { env: 'GATEHOUSE_PREFERRED_IDENTITY', flag: 'preferred-identity' },
@@ -43,6 +46,8 @@ Every option can also be given by its environment variable.
 
   --server-address URL          GATEHOUSE_SERVER_ADDRESS      server base URL (required)
   --tenant-id UUID              GATEHOUSE_TENANT_ID           namespace tenant id (required)
+  --install-key KEY             GATEHOUSE_INSTALL_KEY         install key of the namespace (required
+                                                              where the namespace requires one)
   --private-key PATH            GATEHOUSE_PRIVATE_KEY         device key, created on first start (required)
   --preferred-hostname NAME     GATEHOUSE_PREFERRED_HOSTNAME  device name instead of the hostname
   --preferred-identity ID       GATEHOUSE_PREFERRED_IDENTITY  identity instead of the primary MAC
@@ -59,6 +64,8 @@ Every option can also be given by its environment variable.
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 const IDENTITY = /^[A-Za-z0-9][A-Za-z0-9:._-]{0,63}$/;
+/** What the server takes as an install key: up to 128 printable characters without spaces. */
+const INSTALL_KEY = /^[\x21-\x7e]{1,128}$/;
 
 function describe(name: SettingName): string {
   const { env, flag } = SETTINGS[name];
@@ -108,6 +115,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, isRoot: boole
   if (!UUID.test(tenantId))
     throw new ConfigError(`${describe('tenantId')} must be a UUID, got "${tenantId}"`);
 
+  const installKey = read('installKey');
+  // The key is a secret: the message names the rule, never the value.
+  if (installKey !== undefined && !INSTALL_KEY.test(installKey)) {
+    throw new ConfigError(`${describe('installKey')} must be up to 128 printable characters without spaces`);
+  }
+
   const privateKeyPath = required('privateKeyPath');
 
   const preferredHostname = read('preferredHostname');
@@ -150,6 +163,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, isRoot: boole
   return {
     serverAddress,
     tenantId: tenantId.toLowerCase(),
+    installKey,
     privateKeyPath,
     preferredHostname,
     preferredIdentity,

@@ -74,6 +74,7 @@ export class DeviceAgent {
       identity: { mac },
       public_key: key.publicKey,
       tenant_id: config.tenantId,
+      ...(config.installKey ? { install_key: config.installKey } : {}),
     };
     this.ssh = new AgentSshServer({
       hostKey: key.privateKey,
@@ -94,7 +95,8 @@ export class DeviceAgent {
     log.info(
       `gatehouse-agent ${AGENT_VERSION} starting: server ${config.serverAddress.origin}, ` +
         `hostname ${hostname}, identity ${mac}, ${this.authRequest.info.platform}, sign-in by ${mode}, ` +
-        `sessions over ${this.sessions ? 'the session protocol' : 'SSH'}`,
+        `sessions over ${this.sessions ? 'the session protocol' : 'SSH'}, ` +
+        `${config.installKey ? 'with' : 'without'} an install key`,
     );
     try {
       const info = await fetchServerInfo(config.serverAddress, AGENT_VERSION, this.clock);

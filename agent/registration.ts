@@ -51,6 +51,11 @@ export interface DeviceAuthRequest {
   identity: { mac: string };
   public_key: string;
   tenant_id: string;
+  /**
+   * An install key of the namespace. Not part of the proof: the proof shows the agent holds its device key and
+   * binds the fields that name the device; the key is a bearer secret that TLS protects like the body around it.
+   */
+  install_key?: string;
 }
 
 /** Answer of `POST /api/devices/auth`. */

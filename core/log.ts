@@ -33,6 +33,9 @@ export function createLogger(
         'req.headers["x-api-key"]',
         '*.recovery_code',
         '*.secret',
+        // An agent's install key, wherever a registration body is logged.
+        'install_key',
+        '*.install_key',
         // Billing (cloud): the Stripe keys wherever a config object is logged.
         '*.stripeSecretKey',
         '*.stripeWebhookSecret',

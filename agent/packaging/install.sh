@@ -3,8 +3,9 @@
 #
 #   curl -fsSL "$SERVER/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="$SERVER" GATEHOUSE_TENANT_ID=<tenant> sh
 #
+# A namespace that requires an install key gets it the same way, GATEHOUSE_INSTALL_KEY=<key>.
 # Needs Node.js 20 or newer (Debian/Ubuntu: apt-get install nodejs). Optional settings are
-# passed the same way: GATEHOUSE_PREFERRED_HOSTNAME, GATEHOUSE_PREFERRED_IDENTITY,
+# passed the same way: GATEHOUSE_INSTALL_KEY, GATEHOUSE_PREFERRED_HOSTNAME, GATEHOUSE_PREFERRED_IDENTITY,
 # GATEHOUSE_KEEPALIVE_INTERVAL, GATEHOUSE_SINGLE_USER_PASSWORD. GATEHOUSE_AGENT_TARBALL may
 # name a local file or URL instead of the server's copy; GATEHOUSE_INSTALL_ROOT (default /)
 # and GATEHOUSE_NO_SYSTEMD=1 let it install into a staging tree.
@@ -46,7 +47,7 @@ umask 077
   echo "GATEHOUSE_SERVER_ADDRESS=$GATEHOUSE_SERVER_ADDRESS"
   echo "GATEHOUSE_TENANT_ID=$GATEHOUSE_TENANT_ID"
   echo "GATEHOUSE_PRIVATE_KEY=${GATEHOUSE_PRIVATE_KEY:-/var/lib/gatehouse-agent/agent.key}"
-  for name in GATEHOUSE_PREFERRED_HOSTNAME GATEHOUSE_PREFERRED_IDENTITY GATEHOUSE_KEEPALIVE_INTERVAL GATEHOUSE_SINGLE_USER_PASSWORD; do
+  for name in GATEHOUSE_INSTALL_KEY GATEHOUSE_PREFERRED_HOSTNAME GATEHOUSE_PREFERRED_IDENTITY GATEHOUSE_KEEPALIVE_INTERVAL GATEHOUSE_SINGLE_USER_PASSWORD; do
     eval "value=\${$name:-}"
     [ -z "$value" ] || echo "$name=$value"
   done

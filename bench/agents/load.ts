@@ -621,6 +621,8 @@ async function main(): Promise<void> {
     // The whole fleet registers from this one address, and waits pending before it is accepted.
     GATEHOUSE_REGISTRATIONS_PER_MINUTE: '1000000',
     GATEHOUSE_PENDING_DEVICES: '1000000',
+    GATEHOUSE_PENDING_PER_SOURCE: '1000000',
+    GATEHOUSE_PENDING_PER_BLOCK: '1000000',
     GATEHOUSE_METRICS_TOKEN: METRICS_TOKEN,
     // To compare with V8's own heap growth: GATEHOUSE_HEAP_GROWING_PERCENT=0 (core/heap.ts).
     ...(process.env.GATEHOUSE_HEAP_GROWING_PERCENT

@@ -16,10 +16,17 @@ function percentile(sorted: number[], p: number): number {
 
 async function main() {
   const rounds = Number(process.env.ROUNDS ?? 50);
-  // 200 devices from one address: lift the per-source limit on new devices and the pending cap.
+  // 200 devices from one address: lift the per-source limits on new devices and the pending cap.
   const server = await startServer({
     ssh: false,
-    overrides: { limits: { registrationsPerMinute: 1000, pendingDevices: 1000 } },
+    overrides: {
+      limits: {
+        registrationsPerMinute: 1000,
+        pendingDevices: 1000,
+        pendingPerSource: 1000,
+        pendingPerBlock: 1000,
+      },
+    },
   });
   try {
     const me = await server.setup();

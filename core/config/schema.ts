@@ -215,7 +215,20 @@ export const configSchema = T.Object(
       registrationsPerMinute: T.Integer({
         minimum: 1,
         description:
-          'New devices one source address may register within a minute of its last attempt (429 beyond).',
+          'New devices one source address may register within a minute of its last attempt (429 beyond); ' +
+          'registrations with a valid install key are not counted.',
+      }),
+      pendingPerSource: T.Integer({
+        minimum: 1,
+        description:
+          'Pending devices registered without an install key that one source (an IPv4 address, an IPv6 /64) ' +
+          'may hold in a namespace (429 beyond).',
+      }),
+      pendingPerBlock: T.Integer({
+        minimum: 1,
+        description:
+          'Pending devices registered without an install key that one block of sources (an IPv4 /24, an IPv6 ' +
+          '/48) may hold in a namespace (429 beyond).',
       }),
     }),
     billing: T.Object(
@@ -442,6 +455,8 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_MAX_NAMESPACES: 'limits.maxNamespaces',
   GATEHOUSE_PENDING_DEVICES: 'limits.pendingDevices',
   GATEHOUSE_REGISTRATIONS_PER_MINUTE: 'limits.registrationsPerMinute',
+  GATEHOUSE_PENDING_PER_SOURCE: 'limits.pendingPerSource',
+  GATEHOUSE_PENDING_PER_BLOCK: 'limits.pendingPerBlock',
   GATEHOUSE_STRIPE_SECRET_KEY: 'billing.stripeSecretKey',
   GATEHOUSE_STRIPE_WEBHOOK_SECRET: 'billing.stripeWebhookSecret',
   GATEHOUSE_STRIPE_PLAN: 'billing.stripePlan',

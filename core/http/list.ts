@@ -11,9 +11,12 @@ export const pageQuery = {
   per_page: T.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page, 1 to 100.' }),
 };
 
-/** The query of a list call: paging, the base64 filter, and sorting over the given fields. */
+/**
+ * The query of a list call: paging, the base64 filter (unless `filter` is false: a list that filters on nothing
+ * does not offer it), and sorting over the given fields.
+ */
 export function listQuery<P extends TProperties = Record<never, never>>(
-  opts: { sortBy?: string[]; sortDefault?: string; extra?: P } = {},
+  opts: { sortBy?: string[]; sortDefault?: string; filter?: boolean; extra?: P } = {},
 ) {
   // Validated as the union of the allowed fields; typed as a string for handlers.
   const sortBy = (opts.sortBy
@@ -25,7 +28,13 @@ export function listQuery<P extends TProperties = Record<never, never>>(
   // Unknown query parameters (cache busters and the like) are tolerated: TypeBox objects allow extra keys.
   return T.Object({
     ...pageQuery,
-    filter: T.Optional(T.String({ description: 'Base64 of a JSON list of property and operator items.' })),
+    ...(opts.filter === false
+      ? {}
+      : {
+          filter: T.Optional(
+            T.String({ description: 'Base64 of a JSON list of property and operator items.' }),
+          ),
+        }),
     sort_by: sortBy,
     order_by: T.Union([T.Literal('asc'), T.Literal('desc')], { default: 'desc', description: 'Sort order.' }),
     ...((opts.extra ?? {}) as P),

@@ -1,4 +1,4 @@
-import { BlockList, isIPv6 } from 'node:net';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import type { AtomicStep, Cache } from '../cache';
 import type { Config } from '../config/schema';
 
@@ -75,6 +75,17 @@ export class SshPenalties {
     if (!isIPv6(plain)) return plain;
     const groups = expandIPv6(plain).slice(0, 4);
     return `${groups.join(':')}::/64`;
+  }
+
+  /**
+   * The block a source belongs to, for limits that a few neighbouring addresses must not get around: an IPv4
+   * address's /24, an IPv6 address's /48 (a site's usual allocation). Anything else is its own block.
+   */
+  static block(ip: string): string {
+    const plain = ip.replace(/^::ffff:/, '');
+    if (isIPv4(plain)) return `${plain.split('.').slice(0, 3).join('.')}.0/24`;
+    if (!isIPv6(plain)) return plain;
+    return `${expandIPv6(plain).slice(0, 3).join(':')}::/48`;
   }
 
   private isExempt(ip: string): boolean {

@@ -7,6 +7,7 @@ import * as devices from './devices/index';
 import * as firewall from './firewall/index';
 import * as gateway from './gateway/index';
 import * as info from './info/index';
+import * as installkeys from './installkeys/index';
 import * as members from './members/index';
 import * as mfa from './mfa/index';
 import * as namespaces from './namespaces/index';
@@ -33,8 +34,10 @@ export default definePlugin({
     info.register(ctx);
     setup.register(ctx);
     users.register(ctx);
-    // Before namespaces: `/api/namespaces/api-key` would otherwise match `/api/namespaces/:tenant`.
+    // Before namespaces: `/api/namespaces/api-key` and `/api/namespaces/install-keys` would otherwise match
+    // `/api/namespaces/:tenant`.
     apikeys.register(ctx);
+    installkeys.register(ctx);
     namespaces.register(ctx);
     members.register(ctx);
     mfa.register(ctx);

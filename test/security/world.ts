@@ -248,6 +248,8 @@ function knownValue(p: string, param: string, side: Side): string | undefined {
       if (p.startsWith('/api/devices/') || p.startsWith('/internal/devices/')) return side.device.uid;
       if (p.startsWith('/api/sessions/')) return side.session;
       if (p.startsWith('/api/firewall/rules/')) return side.rule;
+      // Install keys are made by discover, through their create call.
+      if (p.startsWith('/api/namespaces/install-keys/')) return undefined;
       if (p.startsWith('/api/namespaces/')) return side.team.ids.operator;
       if (p.startsWith('/api/user') || p.startsWith('/api/users/')) return side.team.ids.owner;
       return undefined;

@@ -41,9 +41,15 @@ function agentAuth(path: string, summary: string) {
       '(base64, by the device private key over the proof text of agent/protocol.ts), proving the agent holds ' +
       'the key of public_key. No or another protocol: 403 with a message to update the agent; a bad, stale or ' +
       'replayed proof: 401; a public_key that is not a PEM public key: 400 ["public_key"]; unknown tenant: 404. ' +
-      'A new device is bounded: 429 with Retry-After beyond limits.registrationsPerMinute new devices from one ' +
-      'source, or when the namespace already keeps limits.pendingDevices pending ones. Agents repeat this call ' +
-      'as their availability signal; for a known device it is a single UPDATE.',
+      'A new device (or a removed one coming back) with a valid install_key of the namespace is trusted; ' +
+      'without one it is refused with 403 where the namespace requires a key (settings.require_install_key), ' +
+      'and an install_key that is unknown, revoked, expired or used up is 403. A new device is bounded: 429 ' +
+      'with Retry-After beyond limits.registrationsPerMinute new devices without a key from one source, beyond ' +
+      'limits.pendingPerSource or limits.pendingPerBlock pending devices without a key from one source or ' +
+      'block, or when the namespace keeps limits.pendingDevices pending ones and none can make way (the oldest ' +
+      'keyless registration of the block holding the most makes way for a keyed one, or for one from a block ' +
+      'holding at least two fewer). Agents repeat this call as their availability signal; for a known device ' +
+      'it is a single UPDATE and install_key is not looked at.',
     tags: ['devices'],
     schema: {
       body: deviceAuthBody,

@@ -39,6 +39,15 @@ export const deviceAuthBody = T.Object({
   identity: T.Object({ mac: T.String({ minLength: 1, maxLength: 64 }) }),
   public_key: T.String({ minLength: 1, maxLength: 16_384, description: 'The device public key (PEM).' }),
   tenant_id: T.String({ format: 'uuid' }),
+  install_key: T.Optional(
+    T.String({
+      minLength: 1,
+      maxLength: 128,
+      description:
+        'An install key of the namespace (the agent sends GATEHOUSE_INSTALL_KEY). Checked only when a new device ' +
+        'registers: required where the namespace requires one, and a key that is not valid is refused (403).',
+    }),
+  ),
 });
 
 export const deviceAuthAnswer = T.Object({

@@ -28,7 +28,8 @@ import {
 import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import { type QueryBuilder, raw } from 'objection';
-import { Namespace } from '../namespaces/model';
+import type { InstallKeyCheck, InstallKeys } from '../installkeys/service';
+import { Namespace, type NamespaceSettings } from '../namespaces/model';
 import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
 import { Device, DeviceCount, type DeviceKind, DeviceTagCount } from './model';
@@ -80,6 +81,24 @@ export type DeviceAuthValues = {
   hostname: string;
   remoteAddr: string;
 };
+
+/**
+ * A new registration as its admission found it: the install key that vouches for it (null: none), and the source
+ * and block of addresses it comes from.
+ */
+interface Admission {
+  keyId: string | null;
+  source: string;
+  block: string;
+}
+
+/** What an agent whose install key does not admit its device is told. */
+function installKeyRefusal(check: Exclude<InstallKeyCheck, { ok: true }>): string {
+  if (check.reason === 'expired') return `the install key expired at ${check.detail}`;
+  if (check.reason === 'used-up')
+    return `the install key has registered the ${check.detail} devices it allows`;
+  return 'the install key is not valid for this namespace: unknown, revoked or replaced by a rotation';
+}
 
 /** The Device entity as the API answers it (SPEC.md section 3). */
 export interface DeviceView {
@@ -177,6 +196,7 @@ export class DeviceService {
   private readonly cache: Cache;
   private readonly config: Config;
   private readonly waits: AcceptanceWaits;
+  private readonly installKeys: InstallKeys;
 
   constructor(deps: {
     db: Knex;
@@ -184,12 +204,14 @@ export class DeviceService {
     acceptanceWaits: AcceptanceWaits;
     cache: Cache;
     config: Config;
+    installKeys: InstallKeys;
   }) {
     this.db = deps.db;
     this.config = deps.config;
     this.tokens = deps.tokens;
     this.waits = deps.acceptanceWaits;
     this.cache = deps.cache;
+    this.installKeys = deps.installKeys;
   }
 
   /**
@@ -220,7 +242,7 @@ export class DeviceService {
       hostname: body.hostname.slice(0, 255),
       remoteAddr: remoteAddr.slice(0, 64),
     };
-    const row = (await this.refresh(values)) ?? (await this.register(values, remoteAddr));
+    const row = (await this.refresh(values)) ?? (await this.register(values, remoteAddr, body.install_key));
     // `ap`: issued after a proof of possession (agent protocol 2); device tokens without it are refused.
     const token = await this.tokens.sign({
       kind: 'device',
@@ -232,10 +254,10 @@ export class DeviceService {
   }
 
   /**
-   * The availability call of a known device, as one statement: refreshes info, address and last_seen (a removed
-   * device comes back pending) and joins its namespace's name; undefined when the namespace has no such device.
-   * Plain knex, not the Device model: bench/store/agent-upsert.ts measures the model's two- and four-statement
-   * versions against it.
+   * The availability call of a known device, as one statement: refreshes info, address and last_seen and joins its
+   * namespace's name; undefined when the namespace has no such device, or has removed it (its return is a new
+   * registration, with the same checks). Plain knex, not the Device model: bench/store/agent-upsert.ts measures
+   * the model's two- and four-statement versions against it.
    */
   async refresh(
     values: DeviceAuthValues,
@@ -247,10 +269,8 @@ export class DeviceService {
       `with durability as (select set_config('synchronous_commit', 'off', true)),
        up as (
          update devices set
-           info = :info, hostname = :hostname, remote_addr = :remoteAddr, last_seen = now(),
-           status = case when status = 'removed' then 'pending' else status end,
-           status_update_at = case when status = 'removed' then now() else status_update_at end
-         where uid = :uid and tenant_id = :tenant
+           info = :info, hostname = :hostname, remote_addr = :remoteAddr, last_seen = now()
+         where uid = :uid and tenant_id = :tenant and status <> 'removed'
          returning uid, name, tenant_id)
        select up.uid, up.name, ns.name as namespace from up join namespaces ns on ns.tenant_id = up.tenant_id,
          durability`,
@@ -260,54 +280,172 @@ export class DeviceService {
   }
 
   /**
-   * A device the namespace does not know yet: bounded, since anyone with a tenant id may call. One source makes at
-   * most `limits.registrationsPerMinute` new devices a minute, and a namespace keeps at most `limits.pendingDevices`
-   * pending ones (both 429 beyond, with Retry-After). The count and the insert hold the namespace's advisory lock,
-   * so parallel registrations cannot overshoot the cap.
+   * A device the namespace does not know yet (or removed): bounded, since anyone with a tenant ID may call. A
+   * registration carrying a valid install key of the namespace is trusted (`admission`); one without is counted
+   * against its source and refused where the namespace requires a key. The pending queue is then shared
+   * (`makeRoom`); the checks, the insert and the key's use hold the namespace's advisory lock, so parallel
+   * registrations cannot overshoot a limit. See docs/content/self-hosted/security.md, "Device registration".
    */
   private async register(
     values: DeviceAuthValues,
     remoteAddr: string,
+    installKey: string | undefined,
   ): Promise<{ uid: string; name: string; namespace: string }> {
-    const ns = (await this.db('namespaces').where({ tenant_id: values.tenant }).first('name')) as
-      | { name: string }
+    const ns = (await this.db('namespaces').where({ tenant_id: values.tenant }).first('name', 'settings')) as
+      | { name: string; settings: NamespaceSettings | null }
       | undefined;
     if (!ns) throw new NotFound('namespace');
+    const admitted = await this.admission(values.tenant, ns, remoteAddr, installKey);
+    let evicted: string | undefined;
+    const row = await this.db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`devices:pending:${values.tenant}`]);
+      const known = (await trx('devices').where({ uid: values.uid }).first('status', 'name')) as
+        | { status: DeviceStatus; name: string }
+        | undefined;
+      // Registered by a parallel call of the same agent meanwhile: that is its availability call.
+      if (known && known.status !== 'removed') {
+        await trx('devices').where({ uid: values.uid }).update({ last_seen: trx.fn.now() });
+        return { uid: values.uid, name: known.name, namespace: ns.name };
+      }
+      evicted = await this.makeRoom(trx, values.tenant, ns.name, admitted);
+      if (admitted.keyId) {
+        const use = await this.installKeys.use(trx, admitted.keyId);
+        if (!use.ok) throw new Forbidden(installKeyRefusal(use));
+      }
+      const columns = {
+        ...values,
+        keyId: admitted.keyId,
+        source: admitted.source.slice(0, 64),
+        block: admitted.block.slice(0, 64),
+      };
+      // A removed device comes back pending; it keeps `removed_at`, and with it a slot it still holds.
+      const written = await trx.raw<{ rows: { uid: string; name: string }[] }>(
+        `insert into devices (uid, tenant_id, name, identity, info, kind, public_key, hostname, remote_addr,
+           install_key_id, registration_source, registration_block)
+         values (:uid, :tenant, :name, :identity, :info, 'device', :publicKey, :hostname, :remoteAddr,
+           :keyId, :source, :block)
+         on conflict (uid) do update set
+           status = 'pending', status_update_at = now(), last_seen = now(), info = excluded.info,
+           hostname = excluded.hostname, remote_addr = excluded.remote_addr,
+           install_key_id = excluded.install_key_id, registration_source = excluded.registration_source,
+           registration_block = excluded.registration_block
+         returning uid, name`,
+        columns,
+      );
+      const inserted = written.rows[0];
+      if (!inserted) throw new NotFound('namespace');
+      return { uid: inserted.uid, name: inserted.name, namespace: ns.name };
+    });
+    // An agent that made way and holds its acceptance wait hears at once, and registers again.
+    if (evicted) await this.waits.changed(evicted, 'removed');
+    return row;
+  }
+
+  /**
+   * Who a new registration is: trusted with a valid install key of the namespace (not counted against its source);
+   * otherwise one more new device from its source, at most `limits.registrationsPerMinute` a minute (429), and
+   * refused with 403 where the namespace requires a key. A key that is not valid is refused (403), never taken as
+   * no key, and counts against its source, so guessing is as slow as registering.
+   */
+  private async admission(
+    tenant: string,
+    ns: { name: string; settings: NamespaceSettings | null },
+    remoteAddr: string,
+    installKey: string | undefined,
+  ): Promise<Admission> {
+    const source = SshPenalties.source(remoteAddr);
+    const block = SshPenalties.block(remoteAddr);
+    const check = installKey === undefined ? undefined : await this.installKeys.check(tenant, installKey);
+    if (check?.ok) return { keyId: check.id, source, block };
     // The count lives 60 s after a source's last attempt: a source that keeps trying stays held back.
     const perMinute = this.config.limits.registrationsPerMinute;
-    const source = SshPenalties.source(remoteAddr);
     if ((await this.cache.incr(`devices:registrations:${source}`, 60)) > perMinute) {
       throw new TooManyRequests(
         `too many new devices registered from ${source}: at most ${perMinute} a minute; try again in 60 s`,
         { 'Retry-After': '60' },
       );
     }
-    const cap = this.config.limits.pendingDevices;
-    return this.db.transaction(async (trx) => {
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`devices:pending:${values.tenant}`]);
-      // The kept counts: exact under the lock, since every insert and status change updates them in its own
-      // transaction.
-      const [count] = (await trx('device_counts')
-        .where({ tenant_id: values.tenant })
-        .sum({ n: 'pending' })) as { n: string | number | null }[];
-      if (Number(count?.n ?? 0) >= cap) {
+    if (check) throw new Forbidden(installKeyRefusal(check));
+    if (ns.settings?.require_install_key === true) {
+      throw new Forbidden(
+        `namespace ${ns.name} registers new devices only with an install key: set GATEHOUSE_INSTALL_KEY ` +
+          '(--install-key) on the agent to a key an administrator made under Settings → Namespace → Install keys',
+      );
+    }
+    return { keyId: null, source, block };
+  }
+
+  /**
+   * A place in the namespace's pending queue (at most `limits.pendingDevices`), shared between sources: without an
+   * install key, one source holds at most `limits.pendingPerSource` pending devices and one block of sources at
+   * most `limits.pendingPerBlock` (429 beyond). When the queue is full, the oldest keyless registration of the
+   * block that holds the most makes way for a registration with a key, or from a block that holds at least two
+   * fewer; otherwise 429. The one that makes way is deleted and its uid answered, so that its agent is told.
+   * Registrations with a key never make way. Runs under the namespace's advisory lock.
+   */
+  private async makeRoom(
+    trx: Knex.Transaction,
+    tenant: string,
+    namespace: string,
+    admitted: Admission,
+  ): Promise<string | undefined> {
+    const keyless = () =>
+      trx('devices')
+        .where({ tenant_id: tenant, status: 'pending', kind: 'device' })
+        .whereNull('install_key_id');
+    let fromBlock = 0;
+    if (!admitted.keyId) {
+      const [held] = (await keyless().select(
+        trx.raw('count(*) filter (where registration_source = ?)::int as source', [admitted.source]),
+        trx.raw('count(*) filter (where registration_block = ?)::int as block', [admitted.block]),
+      )) as { source: number; block: number }[];
+      const { pendingPerSource, pendingPerBlock } = this.config.limits;
+      const advice = 'accept or reject some first, or register them with an install key';
+      if ((held?.source ?? 0) >= pendingPerSource) {
         throw new TooManyRequests(
-          `namespace ${ns.name} already has ${cap} pending devices, the most it keeps waiting; accept, reject ` +
-            'or remove some before more can register',
+          `${admitted.source} already holds ${pendingPerSource} pending devices of namespace ${namespace}, the ` +
+            `most one source may without an install key; ${advice}`,
           { 'Retry-After': '60' },
         );
       }
-      const inserted = await trx.raw<{ rows: { uid: string; name: string }[] }>(
-        `insert into devices (uid, tenant_id, name, identity, info, kind, public_key, hostname, remote_addr)
-         values (:uid, :tenant, :name, :identity, :info, 'device', :publicKey, :hostname, :remoteAddr)
-         on conflict (uid) do update set last_seen = now()
-         returning uid, name`,
-        values,
+      if ((held?.block ?? 0) >= pendingPerBlock) {
+        throw new TooManyRequests(
+          `the addresses of ${admitted.block} already hold ${pendingPerBlock} pending devices of namespace ` +
+            `${namespace}, the most one block may without an install key; ${advice}`,
+          { 'Retry-After': '60' },
+        );
+      }
+      fromBlock = held?.block ?? 0;
+    }
+    const cap = this.config.limits.pendingDevices;
+    // The kept counts: exact under the lock, since every insert and status change updates them in its own
+    // transaction.
+    const [count] = (await trx('device_counts').where({ tenant_id: tenant }).sum({ n: 'pending' })) as {
+      n: string | number | null;
+    }[];
+    if (Number(count?.n ?? 0) < cap) return undefined;
+    const largest = (await keyless()
+      .groupBy('registration_block')
+      .select('registration_block', trx.raw('count(*)::int as n'), trx.raw('min(created_at) as oldest'))
+      .orderBy([
+        { column: 'n', order: 'desc' },
+        { column: 'oldest', order: 'asc' },
+      ])
+      .first()) as { registration_block: string; n: number } | undefined;
+    if (!largest || (!admitted.keyId && largest.n < fromBlock + 2)) {
+      throw new TooManyRequests(
+        `namespace ${namespace} already has ${cap} pending devices, the most it keeps waiting; accept, reject ` +
+          'or remove some before more can register',
+        { 'Retry-After': '60' },
       );
-      const row = inserted.rows[0];
-      if (!row) throw new NotFound('namespace');
-      return { uid: row.uid, name: row.name, namespace: ns.name };
-    });
+    }
+    const victim = (await keyless()
+      .where({ registration_block: largest.registration_block })
+      .orderBy([{ column: 'created_at' }, { column: 'uid' }])
+      .first('uid')) as { uid: string } | undefined;
+    if (!victim) return undefined;
+    await trx('devices').where({ uid: victim.uid }).delete();
+    return victim.uid;
   }
 
   /**

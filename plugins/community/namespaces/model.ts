@@ -5,6 +5,8 @@ import { User } from '../users/model';
 export interface NamespaceSettings {
   session_record: boolean;
   connection_announcement: string;
+  /** A new device registers only with one of the namespace's install keys; absent in rows from before: off. */
+  require_install_key?: boolean;
 }
 
 /**

@@ -44,7 +44,15 @@ export const namespaceView = T.Object({
   owner: T.String({ description: 'user id of the owner' }),
   tenant_id: T.String({ format: 'uuid' }),
   members: T.Array(member),
-  settings: T.Object({ session_record: T.Boolean(), connection_announcement: T.String() }),
+  settings: T.Object({
+    session_record: T.Boolean(),
+    connection_announcement: T.String(),
+    require_install_key: T.Boolean({
+      description:
+        'A new device registers only with one of the namespace install keys (install_key); the tenant ID alone ' +
+        'is refused with 403. Off by default.',
+    }),
+  }),
   max_devices: T.Integer({ description: '-1 unlimited, otherwise at least 3' }),
   device_count: T.Integer(),
   created_at: T.String({ format: 'date-time' }),
@@ -54,6 +62,7 @@ export const namespaceSettings = T.Object(
   {
     session_record: T.Optional(T.Boolean()),
     connection_announcement: T.Optional(T.String({ maxLength: 4096 })),
+    require_install_key: T.Optional(T.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -15,7 +15,7 @@ import {
 import type { Knex } from 'knex';
 import { Member } from '../members/model';
 import { User } from '../users/model';
-import { Namespace } from './model';
+import { Namespace, type NamespaceSettings } from './model';
 
 /** A member as the Namespace entity lists it (SPEC.md section 3). */
 export interface MemberView {
@@ -34,7 +34,7 @@ export interface NamespaceRow {
   name: string;
   owner: string;
   type: string;
-  settings: { session_record: boolean; connection_announcement: string };
+  settings: NamespaceSettings;
   max_devices: number;
   created_at: Date;
 }
@@ -151,6 +151,7 @@ export class NamespaceService {
       settings: {
         session_record: ns.settings.session_record,
         connection_announcement: ns.settings.connection_announcement ?? '',
+        require_install_key: ns.settings.require_install_key === true,
       },
       max_devices: ns.max_devices,
       device_count: await this.deviceCount(ns.tenant_id),
@@ -177,10 +178,13 @@ export class NamespaceService {
     return Number(count ?? 0);
   }
 
-  /** Renames and changes settings (session_record, connection_announcement up to 4096 characters). */
+  /**
+   * Renames and changes settings (session_record, connection_announcement up to 4096 characters,
+   * require_install_key).
+   */
   async update(
     tenantId: string,
-    changes: { name?: string; settings?: { session_record?: boolean; connection_announcement?: string } },
+    changes: { name?: string; settings?: Partial<NamespaceSettings> },
   ): Promise<NamespaceRow> {
     const ns = await this.get(tenantId);
     const row: Record<string, unknown> = {};

@@ -67,4 +67,9 @@ export const calls = {
   createApiKey: { method: 'POST', path: '/api/namespaces/api-key' },
   updateApiKey: { method: 'PATCH', path: '/api/namespaces/api-key/{key}' },
   deleteApiKey: { method: 'DELETE', path: '/api/namespaces/api-key/{key}' },
+
+  listInstallKeys: { method: 'GET', path: '/api/namespaces/install-keys' },
+  createInstallKey: { method: 'POST', path: '/api/namespaces/install-keys' },
+  rotateInstallKey: { method: 'POST', path: '/api/namespaces/install-keys/{id}/rotate' },
+  revokeInstallKey: { method: 'DELETE', path: '/api/namespaces/install-keys/{id}' },
 } as const;

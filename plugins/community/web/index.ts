@@ -174,6 +174,13 @@ export default defineWebModule({
       order: 40,
       component: page(() => import('./settings/api-keys'), 'ApiKeysTab'),
     },
+    {
+      id: 'install-keys',
+      label: 'Install keys',
+      scope: 'namespace',
+      order: 45,
+      component: page(() => import('./settings/install-keys'), 'InstallKeysTab'),
+    },
   ],
   deviceActions: [terminalAction],
 });

@@ -89,7 +89,7 @@ export interface Namespace {
   owner: string;
   tenant_id: string;
   members: Member[];
-  settings: { session_record: boolean; connection_announcement?: string };
+  settings: { session_record: boolean; connection_announcement?: string; require_install_key?: boolean };
   max_devices: number;
   device_count?: number;
   created_at?: string;
@@ -104,6 +104,24 @@ export interface ApiKey {
   created_at: string;
   updated_at?: string;
   id?: string;
+}
+
+export interface InstallKey {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** The public beginning of the key text. */
+  key_hint: string;
+  created_by: string;
+  expires_at: string | null;
+  /** 0: no limit. */
+  usage_limit: number;
+  used_times: number;
+  last_used_at: string | null;
+  created_at: string;
+  updated_at?: string;
+  /** The key itself: only in the answers of create and rotate. */
+  key?: string;
 }
 
 export interface FirewallRule {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { completeSetup, expectAccessible, launchBrowser, signIn } from './support/browser';
+import { completeSetup, expectAccessible, launchBrowser, noWiderThanScreen, signIn } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
 // The instance administrator's area (issue 12): the setup user sees Instance (Users, Namespaces, Health) and
@@ -20,12 +20,6 @@ describe('web console: instance administration', function () {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username, password }),
     });
-  const noWiderThanScreen = async (p: Page, screen: string) => {
-    const widths = (await p.evaluate(
-      '[document.documentElement.scrollWidth, window.innerWidth]',
-    )) as number[];
-    expect(widths[0], `${screen}: page width against the screen`).to.be.at.most(widths[1] as number);
-  };
 
   before(async () => {
     [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);

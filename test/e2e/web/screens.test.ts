@@ -69,7 +69,7 @@ describe('web console: every screen at 1280 and 390 px, never wider than the scr
     page = world.page;
     const { uid } = world;
     const target = `root@${world.auth.user}.edge-screens`;
-    // Data on every list: a recorded session, a refused one, a key, a rule, tags and an API key.
+    // Data on every list: a recorded session, a refused one, a key, a rule, tags, an API key and an install key.
     await sshThroughGateway({
       port: world.server.sshPort,
       target,
@@ -101,6 +101,7 @@ describe('web console: every screen at 1280 and 390 px, never wider than the scr
       filter: { tags: ['production'] },
     });
     await post('/api/namespaces/api-key', { name: 'deploy-pipeline', expires_in: -1, role: 'operator' });
+    await post('/api/namespaces/install-keys', { name: 'rack-7-rollout', usage_limit: 50 });
     const sessions = await eventually(
       async () => {
         const list = (await (await world.api('/api/sessions')).json()) as { uid: string; active: boolean }[];
@@ -134,7 +135,14 @@ describe('web console: every screen at 1280 and 390 px, never wider than the scr
       '/device/:uid/terminal',
       '/tags',
     ]);
-    expect(settingsTabs).to.include.members(['profile', 'security', 'namespace', 'members', 'api-keys']);
+    expect(settingsTabs).to.include.members([
+      'profile',
+      'security',
+      'namespace',
+      'members',
+      'api-keys',
+      'install-keys',
+    ]);
   });
 
   for (const width of [1280, 390]) {

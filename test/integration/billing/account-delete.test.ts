@@ -24,7 +24,12 @@ describe('billing (cloud): deleting an account ends the subscriptions of the nam
       overrides: {
         smtp: { url: smtp.url, from: 'Gatehouse <gh@test>' },
         publicUrl: 'https://cloud.test',
-        limits: { registrationsPerMinute: 1000, maxNamespaces: -1 },
+        limits: {
+          registrationsPerMinute: 1000,
+          pendingPerSource: 1000,
+          pendingPerBlock: 1000,
+          maxNamespaces: -1,
+        },
         billing: {
           stripeSecretKey: stripe.secretKey,
           stripeWebhookSecret: stripe.webhookSecret,

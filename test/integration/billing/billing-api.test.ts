@@ -87,7 +87,12 @@ describe('billing (cloud): the API against a local Stripe', function () {
       edition: 'cloud',
       overrides: {
         // A second namespace is made (and deleted) by the same owner.
-        limits: { registrationsPerMinute: 1000, maxNamespaces: -1 },
+        limits: {
+          registrationsPerMinute: 1000,
+          pendingPerSource: 1000,
+          pendingPerBlock: 1000,
+          maxNamespaces: -1,
+        },
         tunnels: { domain: TUNNELS },
         billing: {
           stripeSecretKey: stripe.secretKey,

@@ -40,8 +40,10 @@ describe('devices: the API', function () {
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 
   before(async () => {
-    // Every registration here comes from 127.0.0.1: lift the per-source limit on new devices (tested in security).
-    server = await startServer({ overrides: { limits: { registrationsPerMinute: 1000 } } });
+    // Every registration here comes from 127.0.0.1: lift the per-source limits on new devices (tested in security).
+    server = await startServer({
+      overrides: { limits: { registrationsPerMinute: 1000, pendingPerSource: 1000, pendingPerBlock: 1000 } },
+    });
     me = await server.setup();
     const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });
     expect(ns.status).to.equal(200);

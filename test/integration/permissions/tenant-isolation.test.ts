@@ -8,7 +8,7 @@ import { fillPath, sampleBody } from './requests';
 
 /**
  * Tenant isolation: callers of namespace A (every role, by token and by API key) aim every call that takes an id at
- * the objects of namespace B: its tenant, members and API key, and, where those features are loaded, a public key
+ * the objects of namespace B: its tenant, members, API key and install key, and, where those features are loaded, a public key
  * and a firewall rule created in B. Each such call must answer 403 or 404, and B must be intact afterwards. Calls
  * whose ids B has no object for get well-formed random ids and must simply not fail (no 5xx).
  */
@@ -21,6 +21,9 @@ describe('permissions: tenant isolation between two namespaces', function () {
   let bKey: string;
   let bFingerprint: string | undefined;
   let bRule: string | undefined;
+  let bInstallKey: string;
+  /** Changes when the key is rotated. */
+  let bInstallKeyHint: string;
   const has = (method: string, path: string) =>
     server.kernel.routes.some((r) => r.method === method && r.path === path);
 
@@ -34,6 +37,14 @@ describe('permissions: tenant isolation between two namespaces', function () {
       aKeys[role] = await createKey(server, a.tokens.owner, `a-${role.slice(0, 5)}`, role);
     bKey = 'b-secret-key';
     await createKey(server, b.tokens.owner, bKey, 'observer');
+    const installKey = await server.api('POST', '/api/namespaces/install-keys', {
+      token: b.tokens.owner,
+      body: { name: 'b-install-key' },
+    });
+    if (installKey.status !== 200)
+      throw new Error(`install key in B: ${installKey.status} ${JSON.stringify(installKey.body)}`);
+    bInstallKey = installKey.body.id;
+    bInstallKeyHint = installKey.body.key_hint;
     if (has('POST', '/api/sshkeys/public-keys')) {
       const res = await server.api('POST', '/api/sshkeys/public-keys', {
         token: b.tokens.owner,
@@ -71,6 +82,7 @@ describe('permissions: tenant isolation between two namespaces', function () {
   /** B's real objects for a route's path parameters; empty when B has none of the kind the route takes. */
   const bValues = (r: RegisteredRoute): Record<string, string> => {
     if (r.path.startsWith('/api/namespaces/api-key')) return { key: bKey };
+    if (r.path.startsWith('/api/namespaces/install-keys')) return { id: bInstallKey };
     if (r.path.startsWith('/api/namespaces/')) return { tenant: b.tenant, uid: b.ids.operator };
     if (r.path.includes(':tenant')) return { tenant: b.tenant };
     if (r.path.startsWith('/api/sshkeys/public-keys/') && bFingerprint) return { fingerprint: bFingerprint };
@@ -120,6 +132,10 @@ describe('permissions: tenant isolation between two namespaces', function () {
     expect(ns.body.members.find((m: { id: string }) => m.id === b.ids.operator)?.role).to.equal('operator');
     const keys = await server.api('GET', '/api/namespaces/api-key', { token: b.tokens.owner });
     expect(keys.body.map((k: { name: string }) => k.name)).to.include(bKey);
+    const installKeys = await server.api('GET', '/api/namespaces/install-keys', { token: b.tokens.owner });
+    expect(installKeys.body.map((k: { id: string; key_hint: string }) => [k.id, k.key_hint])).to.deep.equal([
+      [bInstallKey, bInstallKeyHint],
+    ]);
     if (bFingerprint) {
       const pk = await server.api('GET', '/api/sshkeys/public-keys', { token: b.tokens.owner });
       expect(pk.body.map((k: { fingerprint: string }) => k.fingerprint)).to.include(bFingerprint);

@@ -64,8 +64,11 @@ describe('sessions: the device in each answer, and active sessions in the stats'
   };
 
   before(async () => {
-    // Every registration here comes from 127.0.0.1: lift the per-source limit on new devices (tested in security).
-    server = await startServer({ ssh: false, overrides: { limits: { registrationsPerMinute: 1000 } } });
+    // Every registration here comes from 127.0.0.1: lift the per-source limits on new devices (tested in security).
+    server = await startServer({
+      ssh: false,
+      overrides: { limits: { registrationsPerMinute: 1000, pendingPerSource: 1000, pendingPerBlock: 1000 } },
+    });
     me = await server.setup();
     db = server.kernel.container.cradle.db;
     const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });

@@ -92,8 +92,11 @@ describe('tags: namespace-wide list, rename and delete over devices, public keys
   };
 
   before(async () => {
-    // Every registration here comes from 127.0.0.1: lift the per-source limit on new devices (tested in security).
-    server = await startServer({ ssh: false, overrides: { limits: { registrationsPerMinute: 1000 } } });
+    // Every registration here comes from 127.0.0.1: lift the per-source limits on new devices (tested in security).
+    server = await startServer({
+      ssh: false,
+      overrides: { limits: { registrationsPerMinute: 1000, pendingPerSource: 1000, pendingPerBlock: 1000 } },
+    });
     admin = await server.setup();
   });
   after(async () => server?.stop());

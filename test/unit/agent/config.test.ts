@@ -16,6 +16,15 @@ describe('agent config', () => {
     expect(config.keepaliveInterval).to.equal(30);
     expect(config.singleUserPassword).to.equal(undefined);
     expect(config.preferredHostname).to.equal(undefined);
+    expect(config.installKey).to.equal(undefined);
+  });
+
+  it('reads an install key from GATEHOUSE_INSTALL_KEY or --install-key', () => {
+    const key = `gik_0123456789ab_${'f'.repeat(40)}`;
+    expect(loadConfig([], { ...base, GATEHOUSE_INSTALL_KEY: ` ${key}\n` }, true).installKey).to.equal(key);
+    expect(
+      loadConfig(['--install-key', key], { ...base, GATEHOUSE_INSTALL_KEY: 'other' }, true).installKey,
+    ).to.equal(key);
   });
 
   it('lets flags override the environment', () => {
@@ -74,6 +83,13 @@ describe('agent config', () => {
       ['--tenant-id', 'x'],
       true,
       /GATEHOUSE_TENANT_ID \(--tenant-id\) must be a UUID/,
+    ],
+    [
+      'an install key with spaces',
+      { ...base, GATEHOUSE_INSTALL_KEY: 'two words' },
+      [],
+      true,
+      /^GATEHOUSE_INSTALL_KEY \(--install-key\) must be up to 128 printable characters without spaces$/,
     ],
     ['unknown flag', base, ['--tenant', TENANT], true, /Unknown option '--tenant'/],
     ['non-root without password', base, [], false, /^GATEHOUSE_SINGLE_USER_PASSWORD .* does not run as root/],

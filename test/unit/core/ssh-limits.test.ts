@@ -63,6 +63,13 @@ describe('SSH gateway limits before sign-in', () => {
       expect(await penalties.blockedFor('2001:db8:1:2::77')).to.be.greaterThan(0);
       expect(await penalties.blockedFor('2001:db8:1:3::10')).to.equal(0);
       expect(SshPenalties.source('::ffff:192.0.2.7')).to.equal('192.0.2.7');
+      // Blocks of neighbouring sources: an IPv4 /24, an IPv6 /48; anything else is a block of its own.
+      expect(SshPenalties.block('192.0.2.7')).to.equal('192.0.2.0/24');
+      expect(SshPenalties.block('::ffff:192.0.2.200')).to.equal('192.0.2.0/24');
+      expect(SshPenalties.block('2001:db8:1:2::10')).to.equal('2001:db8:1::/48');
+      expect(SshPenalties.block('2001:DB8:1:ffff:1::9')).to.equal('2001:db8:1::/48');
+      expect(SshPenalties.block('2001:db8:2::1')).to.not.equal(SshPenalties.block('2001:db8:1::1'));
+      expect(SshPenalties.block('not an address')).to.equal('not an address');
     } finally {
       await cache.close();
     }

@@ -1,25 +1,37 @@
-import { CopyField } from '@gatehouse/console';
+import { CopyField, TextField, useApi, useResource } from '@gatehouse/console';
+import { useState } from 'react';
+import { calls } from '../api';
+import type { Namespace } from '../types';
 
 // The one-line agent install the server itself serves (GET /agent/install.sh, plugins/community/agentdist), with
-// this namespace's tenant filled in, and the same agent in a stock Node.js container for Docker hosts.
+// this namespace's tenant filled in (and an install key, when there is one), and the same agent in a stock Node.js
+// container for Docker hosts.
 
 /** The address this console is open at: the server the agent must reach. */
 export function serverAddress(location: Pick<Location, 'origin'> = window.location): string {
   return location.origin;
 }
 
-export function installCommand(server: string, tenant: string): string {
-  return `curl -fsSL "${server}/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_TENANT_ID=${tenant} sh`;
+/** What stands in a command for an install key the console does not know (it keeps only digests). */
+export const INSTALL_KEY_PLACEHOLDER = '<install-key>';
+
+/** An install key as the server makes them: `gik_`, 12 hex digits, `_`, 40 hex digits (safe in a shell as is). */
+export const INSTALL_KEY_TEXT = /^gik_[0-9a-f]{12}_[0-9a-f]{40}$/;
+
+const keyVariable = (installKey?: string) => (installKey ? ` GATEHOUSE_INSTALL_KEY=${installKey}` : '');
+
+export function installCommand(server: string, tenant: string, installKey?: string): string {
+  return `curl -fsSL "${server}/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_TENANT_ID=${tenant}${keyVariable(installKey)} sh`;
 }
 
 /**
  * The agent in Docker: the official `node:20` image downloads the server's own agent bundle for its architecture
  * and runs it; the key stays in a volume, so a recreated container is still the same device.
  */
-export function dockerCommand(server: string, tenant: string): string {
+export function dockerCommand(server: string, tenant: string, installKey?: string): string {
   return [
     'docker run -d --name gatehouse-agent --restart unless-stopped',
-    `-e GATEHOUSE_SERVER_ADDRESS="${server}" -e GATEHOUSE_TENANT_ID=${tenant}`,
+    `-e GATEHOUSE_SERVER_ADDRESS="${server}" -e GATEHOUSE_TENANT_ID=${tenant}${installKey ? ` -e GATEHOUSE_INSTALL_KEY=${installKey}` : ''}`,
     '-e GATEHOUSE_PRIVATE_KEY=/var/lib/gatehouse-agent/agent.key -v gatehouse-agent:/var/lib/gatehouse-agent',
     `node:20 sh -c '${agentInContainer}'`,
   ].join(' ');
@@ -29,15 +41,51 @@ export function dockerCommand(server: string, tenant: string): string {
 export const agentInContainer =
   'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs';
 
-/** Both commands with Copy buttons, for Home and an empty Devices list. */
-export function InstallCommands({ tenant }: { tenant: string }) {
+/** Both commands with Copy buttons for `installKey`: a key just made, or the placeholder. */
+export function InstallCommandLines({ tenant, installKey }: { tenant: string; installKey?: string }) {
   const server = serverAddress();
   return (
-    <div className="stack" style={{ gap: 8 }}>
+    <>
       <span className="label">On a Linux machine with Node.js 20 or newer, as root:</span>
-      <CopyField label="install command" value={installCommand(server, tenant)} wrap />
+      <CopyField label="install command" value={installCommand(server, tenant, installKey)} wrap />
       <span className="label">Or with Docker:</span>
-      <CopyField label="docker run command" value={dockerCommand(server, tenant)} wrap />
+      <CopyField label="docker run command" value={dockerCommand(server, tenant, installKey)} wrap />
+    </>
+  );
+}
+
+/**
+ * Both commands with Copy buttons, for Home and an empty Devices list. An install key pasted here (it stays in this
+ * page) goes into them; a namespace that requires one gets the placeholder until then.
+ */
+export function InstallCommands({ tenant }: { tenant: string }) {
+  const api = useApi();
+  const namespace = useResource(
+    () => api.call<Namespace>(calls.getNamespace, { params: { tenant } }),
+    [api, tenant],
+  );
+  const [pasted, setPasted] = useState('');
+  const required = namespace.data?.settings?.require_install_key === true;
+  const key = pasted.trim();
+  const valid = INSTALL_KEY_TEXT.test(key);
+  const installKey = valid ? key : required ? INSTALL_KEY_PLACEHOLDER : undefined;
+  return (
+    <div className="stack" style={{ gap: 8 }}>
+      <TextField
+        label="Install key"
+        value={pasted}
+        onChange={(e) => setPasted(e.target.value)}
+        placeholder="gik_…"
+        autoComplete="off"
+        spellCheck={false}
+        error={key && !valid ? 'This is not an install key: they start with gik_.' : null}
+        hint={
+          required
+            ? 'This namespace registers new devices only with an install key. Paste one to put it in the commands; administrators make them under Settings → Namespace → Install keys.'
+            : 'Optional: paste an install key of this namespace to put it in the commands.'
+        }
+      />
+      <InstallCommandLines tenant={tenant} installKey={installKey} />
       <span className="hint muted" style={{ fontSize: 12.5 }}>
         The device then waits under Devices → Pending until you accept it. To sign in with a password inside
         the container, add <code>-e GATEHOUSE_SINGLE_USER_PASSWORD=…</code>; public keys work without.

@@ -1,9 +1,7 @@
 import {
-  Alert,
   Button,
   Card,
   ConfirmDialog,
-  CopyField,
   createColumnHelper,
   DataTable,
   Dialog,
@@ -23,6 +21,7 @@ import { useMemo, useState } from 'react';
 import { calls } from '../api';
 import type { ApiKey } from '../types';
 import { grantableRoles, roleLabels } from './roles';
+import { SecretShownOnce } from './shown-once';
 
 /** SPEC.md section 5: the expiry in days is one of -1 (never), 30, 60, 90 or 365. */
 const expiries = [
@@ -198,16 +197,14 @@ export function ApiKeysTab() {
           </>
         ) : null}
       </Dialog>
-      <Dialog open={Boolean(created)} title="API key created" onClose={() => setCreated(null)}>
-        <Alert kind="warn" title="Copy the key now">
-          It is shown only once. Store it somewhere safe.
-        </Alert>
-        {created?.id ? (
-          <CopyField label="API key" value={created.id} />
-        ) : (
-          <p className="muted">The server did not return the key.</p>
-        )}
-      </Dialog>
+      <SecretShownOnce
+        open={Boolean(created)}
+        title="API key created"
+        label="API key"
+        secret={created?.id}
+        why="It is shown only once. Store it somewhere safe."
+        onClose={() => setCreated(null)}
+      />
       <Dialog
         open={Boolean(editing)}
         title={`Edit ${editing?.key.name ?? ''}`}

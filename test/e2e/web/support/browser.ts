@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { axeSource } from './console-server';
 
@@ -105,4 +106,12 @@ export async function signIn(page: Page, url: string, username: string, password
   await page.getByLabel('Username or email').fill(username);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Fails when the page is wider than the screen (the body scrolls sideways). */
+export async function noWiderThanScreen(page: Page, screen: string): Promise<void> {
+  const widths = (await page.evaluate(
+    '[document.documentElement.scrollWidth, window.innerWidth]',
+  )) as number[];
+  expect(widths[0], `${screen}: page width against the screen`).to.be.at.most(widths[1] as number);
 }
