@@ -59,7 +59,6 @@ export class SshGateway implements SshConnectionHandler {
   readonly admission: AdmissionDeps;
   readonly config: Config;
   readonly log: Logger;
-  readonly signer: GatewaySigner;
   readonly live: LiveSessions;
   readonly penalties: SshPenalties;
   /** Asked in order; the agent tunnel, last, reaches every agent's device. */
@@ -68,10 +67,9 @@ export class SshGateway implements SshConnectionHandler {
   constructor(deps: SshGatewayDeps) {
     this.config = deps.config;
     this.log = deps.log.child({ part: 'gateway' });
-    this.signer = deps.gatewaySigner;
     this.live = deps.liveSessions;
     this.penalties = deps.sshPenalties;
-    this.dialers = [new AgentTunnelDialer(deps.tunnelHub, this.log)];
+    this.dialers = [new AgentTunnelDialer(deps.tunnelHub, deps.gatewaySigner, this.log)];
     this.admission = {
       devices: deps.devices,
       tunnels: deps.tunnelHub,
@@ -222,7 +220,7 @@ class GatewayConnection {
         a.journal.event('auth-failed', 0, { method: 'publickey', fingerprint });
         return this.failed(ctx);
       }
-      return this.signIn(ctx, a, { privateKey: this.gw.signer.privateKey }, 'publickey', fingerprint);
+      return this.signIn(ctx, a, { gatewayKey: true }, 'publickey', fingerprint);
     }
     ctx.reject(METHODS);
   }

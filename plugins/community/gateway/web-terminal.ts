@@ -233,7 +233,7 @@ export class WebTerminal {
           type: 'auth-failed',
           data: { method, fingerprint },
         });
-      credential = { privateKey: gateway.signer.privateKey };
+      credential = { gatewayKey: true };
     } else if (typeof auth.password === 'string') {
       method = 'password';
       credential = { password: auth.password };
