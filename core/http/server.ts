@@ -133,6 +133,20 @@ export function createHttpApp(deps: {
 }
 
 /**
+ * The address a request came from, as Koa's `ctx.ip` gives it for the same request: with `http.trustProxy`, the
+ * first address of X-Forwarded-For (what the reverse proxy saw), else the socket's peer. For upgrades, which Koa
+ * never sees.
+ */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy
+    ? String(req.headers['x-forwarded-for'] ?? '')
+        .split(',')[0]
+        ?.trim()
+    : '';
+  return (forwarded || req.socket.remoteAddress || '').replace(/^::ffff:/, '').slice(0, 64);
+}
+
+/**
  * Whether a request names at most one Host. Node keeps the first of several Host headers and drops the rest, while a
  * proxy in front may go by another one; the parts that route by host (HTTP tunnels, the console's policy) would then
  * answer for a host the proxy did not mean. Such a request answers 400, upgrades too.
