@@ -33,6 +33,7 @@ const sidebars: SidebarsConfig = {
     'self-hosted/administration',
     'self-hosted/upgrading',
     'self-hosted/troubleshooting',
+    'self-hosted/security',
     'self-hosted/reference',
   ],
   userGuides: [
