@@ -37,7 +37,6 @@ export interface TunnelOpener {
 }
 
 export type Admitted = Extract<Admission, { ok: true }>;
-export type Refused = Extract<Admission, { ok: false }>;
 
 /**
  * Why an admission refused. Only `address` (the name is no device address at all) and `error` (the gateway could
@@ -113,7 +112,8 @@ export function penaltyTarget(target: SshTarget, device?: SshDevice): string {
 }
 
 /**
- * Decides whether a connection may go on to sign-in, before any credential is relayed (DESIGN.md section 7):
+ * Decides whether a connection may go on to sign-in, before any credential is relayed (see
+ * docs/content/developers/gateway.md):
  * the target parses, names an existing namespace and device, the device is accepted and online, and the
  * namespace's firewall lets this source, user and device through. A public key offered later is checked by
  * `admitsKey`, against the same admission. An admitted attempt becomes a session row once a
