@@ -40,7 +40,7 @@ export {
   type RouteSchema,
 } from './http/route';
 export { type CallerResolvers, fieldsOf } from './http/router';
-export type { UpgradeHandler } from './http/server';
+export { clientAddress, type UpgradeHandler } from './http/server';
 export type { LogDestination, Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
 export {

@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import { answersSecret } from './http/no-store';
 import type { RegisteredRoute } from './http/route';
 
 type Json = Record<string, unknown>;
@@ -110,14 +111,16 @@ function operation(r: RegisteredRoute): Json {
   const responses: Record<string, Json> = {};
   const declared = r.schema.response ?? { [r.status ?? 200]: null };
   // A paged list always answers with its total; the route may word the header's description itself.
-  const headers = r.paged
-    ? { 'X-Total-Count': 'Number of items in all pages.', ...r.schema.headers }
-    : r.schema.headers;
+  const headers = {
+    ...(r.paged ? { 'X-Total-Count': 'Number of items in all pages.' } : {}),
+    ...(answersSecret(r) ? { 'Cache-Control': '`no-store`: the answer carries a credential.' } : {}),
+    ...r.schema.headers,
+  };
   for (const [status, schema] of Object.entries(declared)) {
     responses[status] = {
       description: status.startsWith('2') ? 'Success' : 'Refused',
       ...(schema ? { content: { 'application/json': { schema: clean(schema) } } } : {}),
-      ...(status.startsWith('2') && headers
+      ...(status.startsWith('2') && Object.keys(headers).length
         ? {
             headers: Object.fromEntries(
               Object.entries(headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]),

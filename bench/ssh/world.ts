@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { AGENT_NODE_FLAGS } from '../../agent/node-flags';
+import { keyOptions } from '../../test/integration/ssh/gateway-world';
 import { ServerProcess } from '../../test/support/process-server';
 import type { LoginAnswer } from '../../test/support/server';
 import { benchAccount } from './account';
@@ -239,16 +240,7 @@ export class ProcessWorld {
   }
 
   keyOptions(keyFile: string): string[] {
-    return [
-      '-i',
-      keyFile,
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'PreferredAuthentications=publickey',
-      '-o',
-      'BatchMode=yes',
-    ];
+    return keyOptions(keyFile);
   }
 
   /** A fresh Ed25519 key registered for every user and host of the namespace. */

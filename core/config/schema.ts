@@ -96,6 +96,18 @@ export const configSchema = T.Object(
           exempt: T.Array(T.String(), {
             description: 'Source addresses or CIDR ranges never penalised (e.g. a monitoring host).',
           }),
+          targetAuthFail: T.Integer({
+            minimum: 0,
+            description:
+              'Seconds of penalty a target (a device account, by device and user) earns with each failed password ' +
+              'or key signature aimed at it, from any source (0 = none).',
+          }),
+          targetMin: T.Integer({
+            minimum: 1,
+            description:
+              'Penalty a target must exceed before its password sign-ins are paused, from every source, until it ' +
+              'runs out (at most max); keys still sign in.',
+          }),
         },
         {
           description:
@@ -103,6 +115,12 @@ export const configSchema = T.Object(
             'source whose time exceeds min is refused until it runs out.',
         },
       ),
+      terminalTicketsPerMinute: T.Integer({
+        minimum: 1,
+        description:
+          'Web-terminal tickets (POST /api/terminal/tickets) one user may get within a minute of their last one; ' +
+          'more answer 429.',
+      }),
       refusedSessionsPerMinute: T.Integer({
         minimum: 0,
         description:
@@ -432,6 +450,9 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_SSH_IDLE_TIMEOUT: 'ssh.idleTimeout',
   GATEHOUSE_SSH_MAX_STARTUPS: 'ssh.maxStartups',
   GATEHOUSE_SSH_PER_SOURCE_MAX_STARTUPS: 'ssh.perSourceMaxStartups',
+  GATEHOUSE_SSH_TARGET_PENALTY: 'ssh.penalties.targetAuthFail',
+  GATEHOUSE_SSH_TARGET_PENALTY_MIN: 'ssh.penalties.targetMin',
+  GATEHOUSE_TERMINAL_TICKETS_PER_MINUTE: 'ssh.terminalTicketsPerMinute',
   GATEHOUSE_DATABASE_URL: 'database.url',
   GATEHOUSE_DATABASE_POOL_MAX: 'database.poolMax',
   GATEHOUSE_DATABASE_CONNECT_TIMEOUT: 'database.connectTimeout',

@@ -56,6 +56,12 @@ export interface RouteDef<S extends RouteSchema = RouteSchema> {
   role?: Role;
   /** Instance administration: user callers must be instance administrators (403 otherwise). */
   instanceAdmin?: boolean;
+  /**
+   * The answer carries a credential under a name the router does not know for one (a new API key's `id`): its
+   * answers get `Cache-Control: no-store`, as those of routes answering a `token`, `secret`, `recovery_codes`,
+   * `ticket` or `signature` do without saying so (http/no-store.ts).
+   */
+  secret?: boolean;
   summary: string;
   description?: string;
   tags: string[];

@@ -11,6 +11,7 @@ import type { StoreHealth } from '../store/health';
 import { storeDown } from '../store/health';
 import { requireTenant, TenantStore } from '../store/tenant';
 import { createAjv, unstorableFields } from '../validation';
+import { answersSecret } from './no-store';
 import type { Cradle, Page, RegisteredRoute, RouteRequest, RouteSchema } from './route';
 
 /**
@@ -54,7 +55,10 @@ export function buildRouter(
       query: compile(ajvParams, route.schema.query),
       body: compile(ajvBody, route.schema.body),
     };
+    const noStore = answersSecret(route);
     router.register(route.path, [route.method], async (ctx: Context) => {
+      // Set first, so refusals (a 401 with an MFA token, a 429) carry it as well as the answer with the secret.
+      if (noStore) ctx.set('Cache-Control', 'no-store');
       if (deps.health?.isDown) throw storeDown();
       const caller = await authenticate(ctx, route.auth, deps);
       authorize(caller, route);

@@ -78,6 +78,11 @@ export function createHttpApp(deps: {
     }
   });
 
+  app.use(async (ctx, next) => {
+    if (!oneHost(ctx.req)) throw new Invalid(['host'], 'a request names one Host');
+    await next();
+  });
+
   app.use(corsMiddleware(config.http.corsOrigins));
 
   for (const mw of deps.early ?? []) app.use(mw);
@@ -125,6 +130,33 @@ export function createHttpApp(deps: {
     throw new NotFound('route');
   });
   return app;
+}
+
+/**
+ * The address a request came from, as Koa's `ctx.ip` gives it for the same request: with `http.trustProxy`, the
+ * first address of X-Forwarded-For (what the reverse proxy saw), else the socket's peer. For upgrades, which Koa
+ * never sees.
+ */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy
+    ? String(req.headers['x-forwarded-for'] ?? '')
+        .split(',')[0]
+        ?.trim()
+    : '';
+  return (forwarded || req.socket.remoteAddress || '').replace(/^::ffff:/, '').slice(0, 64);
+}
+
+/**
+ * Whether a request names at most one Host. Node keeps the first of several Host headers and drops the rest, while a
+ * proxy in front may go by another one; the parts that route by host (HTTP tunnels, the console's policy) would then
+ * answer for a host the proxy did not mean. Such a request answers 400, upgrades too.
+ */
+export function oneHost(req: IncomingMessage): boolean {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() === 'host' && ++hosts > 1) return false;
+  }
+  return true;
 }
 
 /**
@@ -238,6 +270,14 @@ export function attachUpgrades(
 ): void {
   server.on('upgrade', async (req, socket, head) => {
     socket.on('error', () => socket.destroy());
+    if (!oneHost(req)) {
+      const body = JSON.stringify(['host']);
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      return;
+    }
     try {
       for (const handler of handlers) {
         if (await handler(req, socket, head)) return;

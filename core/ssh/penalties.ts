@@ -51,6 +51,10 @@ export type PenaltyEvent = 'authFail' | 'preAuthTimeout';
  * `min` the source is only slowed (its failures are answered later, the more so the more it failed); above it,
  * its new connections are refused at accept until the time runs out. IPv6 sources count by their /64, as one
  * host usually holds a whole /64.
+ *
+ * A target (the device account a password is tried on) earns a penalty too, from whatever source the failure came:
+ * beyond `targetMin` its password sign-ins are paused until the time runs out, so many sources together get no
+ * more guesses at one account than a few at a time. Keys still sign in meanwhile: a key cannot be guessed.
  */
 export class SshPenalties {
   private readonly exempt = new BlockList();
@@ -122,6 +126,29 @@ export class SshPenalties {
       delayMs: Math.min(Math.round(left / 5), 3000),
       blockedFor: blocked ? Math.ceil(left / 1000) : 0,
     };
+  }
+
+  /** Seconds password sign-ins to the target stay paused, or 0. */
+  async targetBlockedFor(target: string): Promise<number> {
+    const until = Number((await this.cache.get(`ssh:target-block:${target}`)) ?? 0);
+    const left = until - Date.now();
+    return left > 0 ? Math.ceil(left / 1000) : 0;
+  }
+
+  /**
+   * Counts a failed password or key signature from `ip` against the target it was aimed at. Answers the seconds
+   * the target's password sign-ins are now paused (0 while it stays below `targetMin`). An exempt source adds
+   * nothing.
+   */
+  async penaliseTarget(ip: string, target: string): Promise<number> {
+    const add = this.settings.targetAuthFail * 1000;
+    if (add === 0 || this.isExempt(ip)) return 0;
+    const [left = 0, blocked = 0] = await this.cache.atomic(
+      addPenalty,
+      [`ssh:target-penalty:${target}`, `ssh:target-block:${target}`],
+      [Date.now(), add, this.settings.targetMin * 1000, this.settings.max * 1000],
+    );
+    return blocked ? Math.ceil(left / 1000) : 0;
   }
 }
 

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -9,7 +8,7 @@ import ssh2 from 'ssh2';
 import { WebSocket } from 'ws';
 import { eventually } from '../integration/devices/agent-process';
 import { DEVICE_PASSWORD, GatewayWorld } from '../integration/ssh/gateway-world';
-import { registrationHeaders, tunnelHeaders } from '../support/device-keys';
+import { keyedAuthRequest, registrationHeaders, rsaDeviceKey, tunnelHeaders } from '../support/device-keys';
 
 type Dialed = { ws: WebSocket } | { status: number; body: string };
 
@@ -29,11 +28,7 @@ describe('security: nobody but the holder of a device key acts as that device', 
     name: string;
   };
   let realKey: string;
-  const impostor = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-  });
+  const impostor = rsaDeviceKey();
   const sockets: WebSocket[] = [];
 
   const auth = (body: unknown, headers: Record<string, string> = {}) =>
@@ -195,25 +190,15 @@ describe('security: nobody but the holder of a device key acts as that device', 
   it('refuses an agent showing a host key other than the registered one, before any password is sent', async () => {
     // A device whose tunnel is genuine (its agent holds key A), but whose SSH end shows key B: what a user would
     // meet if anything between the tunnel and the device's SSH server were not the device.
-    const keyA = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
-    const keyB = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
-    const body = {
-      info: { id: 'debian', pretty_name: 'Debian', version: '0.2.0', arch: 'amd64', platform: 'native' },
-      sessions: [],
+    const keyA = rsaDeviceKey();
+    const keyB = rsaDeviceKey();
+    const { body, headers } = keyedAuthRequest({
+      tenant: world.owner.tenant,
       hostname: 'mimic',
-      identity: { mac: '02:00:00:00:44:01' },
-      public_key: keyA.publicKey,
-      tenant_id: world.owner.tenant,
-    };
-    const reg = await auth(body, registrationHeaders(body, keyA.privateKey));
+      mac: '02:00:00:00:44:01',
+      key: keyA,
+    });
+    const reg = await auth(body, headers);
     expect(reg.status).to.equal(200);
     expect((await world.api('PATCH', `/api/devices/${reg.body.uid}/accept`)).status).to.equal(200);
 

@@ -20,7 +20,7 @@ import { expect } from 'chai';
 import ssh2 from 'ssh2';
 import { WebSocket } from 'ws';
 import { DEVICE_PASSWORD, GatewayWorld, type SshResult } from '../integration/ssh/gateway-world';
-import { registrationHeaders, tunnelHeaders } from '../support/device-keys';
+import { keyedAuthRequest, tunnelHeaders } from '../support/device-keys';
 import { tunnelStreams } from '../support/tunnels';
 
 /**
@@ -340,18 +340,17 @@ describe('security: the session protocol between the gateway and an agent', func
       privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
       publicKeyEncoding: { type: 'spki', format: 'pem' },
     });
-    const body = {
-      info: { id: 'debian', pretty_name: 'Debian', version: '0.3.0', arch: 'amd64', platform: 'native' },
-      sessions: [],
-      hostname: 'hostile',
-      identity: { mac: '02:00:00:00:66:01' },
-      public_key: key.publicKey,
-      tenant_id: world.owner.tenant,
-    };
-    const reg = await world.server.api('POST', '/api/devices/auth', {
-      body,
-      headers: registrationHeaders(body, key.privateKey),
-    });
+    const reg = await world.server.api(
+      'POST',
+      '/api/devices/auth',
+      keyedAuthRequest({
+        tenant: world.owner.tenant,
+        hostname: 'hostile',
+        mac: '02:00:00:00:66:01',
+        key,
+        version: '0.3.0',
+      }),
+    );
     expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
     hostileUid = reg.body.uid;
     expect((await world.api('PATCH', `/api/devices/${hostileUid}/accept`)).status).to.equal(200);

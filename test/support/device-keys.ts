@@ -62,7 +62,30 @@ export function agentAuthRequest(opts: {
   platform?: 'native' | 'docker';
   version?: string;
 }): { body: RegistrationFields & Record<string, unknown>; headers: Record<string, string> } {
-  const key = deviceKey(opts.keyLabel);
+  return keyedAuthRequest({ ...opts, key: deviceKey(opts.keyLabel) });
+}
+
+/** An RSA device key as the agent makes one (PKCS#1 PEM private key, SPKI PEM public key), which ssh2 serves. */
+export function rsaDeviceKey(): DeviceKeyPair {
+  return generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+}
+
+/**
+ * A `POST /api/devices/auth` request of a device with the key pair `key`, as an agent of `version` makes it: the
+ * body, and the proof headers signed with that key. For tests that play the device themselves.
+ */
+export function keyedAuthRequest(opts: {
+  tenant: string;
+  hostname: string;
+  mac: string;
+  key: DeviceKeyPair;
+  platform?: 'native' | 'docker';
+  version?: string;
+}): { body: RegistrationFields & Record<string, unknown>; headers: Record<string, string> } {
   const body = {
     info: {
       id: 'debian',
@@ -74,8 +97,8 @@ export function agentAuthRequest(opts: {
     sessions: [],
     hostname: opts.hostname,
     identity: { mac: opts.mac },
-    public_key: key.publicKey,
+    public_key: opts.key.publicKey,
     tenant_id: opts.tenant,
   };
-  return { body, headers: registrationHeaders(body, key.privateKey) };
+  return { body, headers: registrationHeaders(body, opts.key.privateKey) };
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { WebSocket } from 'ws';
 
 /** A client of GET /ws/ssh as the console's terminal is: JSON control frames, binary terminal bytes. */
@@ -8,17 +9,26 @@ export class WebTerminalClient {
     [];
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly opened: Promise<void>;
+  /** The HTTP answer when the server refused the upgrade: its status, headers and body. */
   httpStatus: number | undefined;
+  httpHeaders: IncomingHttpHeaders = {};
+  httpBody = '';
 
-  constructor(url: string) {
-    this.ws = new WebSocket(url);
+  /** `from`: the loopback address to connect from (failed sign-ins earn penalties for their source). */
+  constructor(url: string, from?: string) {
+    this.ws = new WebSocket(url, from ? { localAddress: from } : {});
     this.ws.on('message', (data: Buffer, binary: boolean) => {
       if (binary) this.output += data.toString('utf8');
       else this.controls.push(JSON.parse(data.toString('utf8')));
     });
     this.ws.on('unexpected-response', (_req, res) => {
       this.httpStatus = res.statusCode;
-      this.ws.terminate();
+      this.httpHeaders = res.headers;
+      res.on('data', (chunk: Buffer) => {
+        this.httpBody += chunk.toString('utf8');
+      });
+      res.on('end', () => this.ws.terminate());
+      res.on('error', () => this.ws.terminate());
     });
     this.ws.on('error', () => {});
     this.opened = new Promise((resolve) => this.ws.once('open', () => resolve()));

@@ -32,6 +32,8 @@ export const invitationRoutes = [
     auth: ['user'],
     role: 'administrator',
     summary: 'Invite someone by e-mail',
+    // The answered link's signature accepts the invitation.
+    secret: true,
     description:
       'Mails a link to accept and answers it. The member is pending, without access, until accepted; the link is valid 7 days, and inviting again after it expired sends a new one (409 while one is still valid). An address without an account is invited too: its link leads to sign-up.',
     tags,

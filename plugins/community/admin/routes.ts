@@ -232,6 +232,8 @@ export const adminRoutes = [
     instanceAdmin: true,
     summary: 'The first-run setup link (what `gatehouse setup-url` prints)',
     tags,
+    // The link's signature lets whoever holds it create the first account.
+    secret: true,
     schema: { response: { 200: T.Object({ url: T.String(), done: T.Boolean() }) } },
     async handler({ services }) {
       return {

@@ -26,6 +26,7 @@ export const apiKeyRoutes = [
     role: 'administrator',
     summary: 'Create an API key (the key is in the answer once, as `id`)',
     tags: ['api-keys'],
+    secret: true,
     schema: {
       body: T.Object(
         {

@@ -1,12 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@gatehouse/core';
-import ssh2, {
-  type Algorithms,
-  type BaseAgent,
-  type PasswordAuthMethod,
-  type PublicKeyAuthMethod,
-} from 'ssh2';
+import ssh2, { type AgentAuthMethod, type Algorithms, type BaseAgent, type PasswordAuthMethod } from 'ssh2';
+import type { GatewaySigner } from '../sshkeys/gateway-signer';
 import type { SshDevice, TunnelOpener } from './admission';
 import { signInOverSessions } from './session-upstream';
 import {
@@ -49,6 +45,7 @@ const upstreamAlgorithms: Algorithms = {
 export class AgentTunnelDialer implements UpstreamDialer {
   constructor(
     private readonly tunnels: TunnelOpener,
+    private readonly signer: GatewaySigner,
     private readonly log?: Logger,
   ) {}
 
@@ -66,7 +63,12 @@ export class AgentTunnelDialer implements UpstreamDialer {
     this.log?.debug({ device: device.uid, ms: Date.now() - started }, 'device ssh stream open');
     const client = await signIn(stream, {
       username: user,
-      auth,
+      // The gateway key signs only through the signer, which records what it signs for this device: the agent's
+      // POST /api/auth/ssh gets a signature for that and nothing else.
+      method:
+        'password' in auth
+          ? { type: 'password', username: user, password: auth.password }
+          : { type: 'agent', username: user, agent: this.signer.agentFor(device.uid) },
       agent,
       timeoutMs: SIGN_IN_TIMEOUT_MS,
       hostKey: device.public_key,
@@ -177,14 +179,17 @@ function isDeviceKey(offered: Buffer, registeredPem: string): boolean {
  */
 function signIn(
   stream: Duplex,
-  opts: { username: string; auth: UpstreamAuth; agent?: BaseAgent; timeoutMs: number; hostKey: string },
+  opts: {
+    username: string;
+    method: PasswordAuthMethod | AgentAuthMethod;
+    agent?: BaseAgent;
+    timeoutMs: number;
+    hostKey: string;
+  },
 ): Promise<ssh2.Client> {
+  const { method } = opts;
   return new Promise((resolve, reject) => {
     const client = new ssh2.Client();
-    const method: PasswordAuthMethod | PublicKeyAuthMethod =
-      'password' in opts.auth
-        ? { type: 'password', username: opts.username, password: opts.auth.password }
-        : { type: 'publickey', username: opts.username, key: opts.auth.privateKey };
     let settled = false;
     let mismatch = false;
     const fail = (err: Error) => {

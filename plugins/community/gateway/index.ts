@@ -36,7 +36,13 @@ export function register(ctx: RegisterContext): void {
     publicKeys: asClass(PublicKeyService).singleton(),
     firewall: asClass(FirewallService).singleton(),
     gatewaySigner: asClass(GatewaySigner).singleton(),
-    terminalTickets: asValue(new TerminalTickets(() => ctx.resolve('cache'))),
+    terminalTickets: asValue(
+      new TerminalTickets(
+        () => ctx.resolve('cache'),
+        () => ctx.resolve('sshGateway').signIns,
+        ctx.config.ssh.terminalTicketsPerMinute,
+      ),
+    ),
   });
   ctx.ssh({ handle: (conn, info) => ctx.resolve('sshGateway').handle(conn, info) });
   ctx.routes(terminalTicketRoutes);
@@ -46,6 +52,7 @@ export function register(ctx: RegisterContext): void {
     users: () => ctx.resolve('users'),
     cache: () => ctx.resolve('cache'),
     preAuthSeconds: ctx.config.ssh.preAuthTimeout,
+    trustProxy: ctx.config.http.trustProxy,
     log: ctx.log.child({ part: 'web-terminal' }),
   });
   ctx.provide({ webTerminal: asValue(terminal) });

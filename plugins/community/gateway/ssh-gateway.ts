@@ -4,11 +4,13 @@ import {
   type Config,
   type Hooks,
   type Logger,
+  parseSshId,
+  printable,
   type SshConnectionHandler,
   SshPenalties,
   type TunnelHub,
 } from '@gatehouse/core';
-import ssh2, { type AuthContext, type Connection } from 'ssh2';
+import ssh2, { type AuthContext, type Connection, type PublicKeyAuthContext } from 'ssh2';
 import type { DeviceService } from '../devices/service';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
@@ -22,6 +24,7 @@ import { AgentTunnelDialer } from './agent-upstream';
 import { sendBanner } from './banner';
 import { bridgeSession } from './bridge';
 import type { LiveSessions } from './live';
+import { SignInPenalties, sleep } from './sign-in-penalties';
 import {
   HostKeyMismatch,
   type Upstream,
@@ -59,19 +62,20 @@ export class SshGateway implements SshConnectionHandler {
   readonly admission: AdmissionDeps;
   readonly config: Config;
   readonly log: Logger;
-  readonly signer: GatewaySigner;
   readonly live: LiveSessions;
   readonly penalties: SshPenalties;
+  /** What failed sign-ins earn, through this gateway and the web terminal alike. */
+  readonly signIns: SignInPenalties;
   /** Asked in order; the agent tunnel, last, reaches every agent's device. */
   private readonly dialers: UpstreamDialer[];
 
   constructor(deps: SshGatewayDeps) {
     this.config = deps.config;
     this.log = deps.log.child({ part: 'gateway' });
-    this.signer = deps.gatewaySigner;
     this.live = deps.liveSessions;
     this.penalties = deps.sshPenalties;
-    this.dialers = [new AgentTunnelDialer(deps.tunnelHub, this.log)];
+    this.signIns = new SignInPenalties(deps.sshPenalties, this.log);
+    this.dialers = [new AgentTunnelDialer(deps.tunnelHub, deps.gatewaySigner, this.log)];
     this.admission = {
       devices: deps.devices,
       tunnels: deps.tunnelHub,
@@ -112,19 +116,30 @@ export class SshGateway implements SshConnectionHandler {
   }
 }
 
+/**
+ * The first answer to a failed sign-in leaves no sooner than this after the attempt arrived, the next ones at twice
+ * as long and so on, each at the first of these steps the work behind it has passed (as OpenSSH pads its own failed
+ * sign-ins): a wrong password that went to the device and back, and an address that names nothing, take alike.
+ */
+const FAILURE_STEP_MS = 250;
+
+/**
+ * What a user who has not signed in is told of any failed sign-in, whatever the reason (RefusalReason): a wrong
+ * password and an address that names no reachable device get the same words.
+ */
+const NOT_SIGNED_IN =
+  'gatehouse: not signed in: the password or key is not accepted, or this address names no device you can reach ' +
+  'now (unknown, not accepted, offline, or denied by a firewall rule). Sign in with a key of the namespace, or see ' +
+  'the device in the console, to be told which.';
+
 /** One user connection through the gateway, from the first sign-in attempt to the close. */
 class GatewayConnection {
   private admission: Promise<Admission> | undefined;
   private username: string | undefined;
   private upstream: Upstream | undefined;
   private refused = false;
-  /**
-   * The fingerprint of the last public key the namespace allowed on this connection. A client asks about a key
-   * first and signs with it in its next attempt (RFC 4252 section 7); both ask the same question of the same
-   * admission (the user name cannot change), so the signed attempt does not look the key up again. The signature
-   * itself is checked on every attempt.
-   */
-  private allowedKey: string | undefined;
+  /** NOT_SIGNED_IN was sent (once a connection). */
+  private hinted = false;
   private seats = 0;
   private lastActivity = Date.now();
   private idleTimer: NodeJS.Timeout | undefined;
@@ -178,7 +193,11 @@ class GatewayConnection {
         },
         (err: unknown): Admission => {
           this.gw.log.error({ err, ip: this.ip }, 'gateway sign-in failed');
-          return { ok: false, message: 'gatehouse: the gateway could not complete the sign-in; try again' };
+          return {
+            ok: false,
+            reason: 'error',
+            message: 'gatehouse: the gateway could not complete the sign-in; try again',
+          };
         },
       );
     }
@@ -195,59 +214,110 @@ class GatewayConnection {
     setTimeout(() => this.conn.end(), 200).unref();
   }
 
+  /**
+   * Answers each attempt. Before the user has signed in, nothing the gateway says depends on what the address
+   * names: the method list is answered at once, every public key offered is one that would do (RFC 4252 section
+   * 7; whether it is allowed is decided when the client proves it holds it), and every failure, whatever its
+   * reason, is answered alike (`failed`, `notAllowed`). A key of the namespace allowed for the device signs the
+   * user in; only then is a device that cannot be reached named, with its reason.
+   */
   private async authenticate(ctx: AuthContext): Promise<void> {
     if (this.username !== undefined && this.username !== ctx.username) {
       return this.refuse(ctx, 'gatehouse: the user name may not change between sign-in attempts');
     }
     this.username = ctx.username;
     this.gw.log.debug({ ip: this.ip, user: ctx.username, method: ctx.method }, 'ssh sign-in attempt');
-    const a = await this.admitOnce(ctx.username);
-    if (!a.ok) return this.refuse(ctx, a.message);
-    if (this.upstream) return ctx.reject(METHODS);
-
-    if (ctx.method === 'password') {
-      return this.signIn(ctx, a, { password: ctx.password }, 'password');
+    const started = Date.now();
+    const admission = this.admitOnce(ctx.username);
+    // An address that parses as none says nothing of what exists: told at once (admission needs no query for it).
+    if (!parseSshId(ctx.username)) {
+      const a = await admission;
+      return a.ok ? ctx.reject(METHODS) : this.refuse(ctx, a.message);
     }
+    if (this.upstream) return ctx.reject(METHODS);
+    if (ctx.method === 'password') return this.password(ctx, ctx.password, await admission, started);
     if (ctx.method === 'publickey') {
-      const fingerprint = md5Fingerprint(ctx.key.data);
-      if (this.allowedKey !== fingerprint) {
-        if (!(await admitsKey(this.gw.admission, a, fingerprint))) return ctx.reject(METHODS);
-        this.allowedKey = fingerprint;
-      }
-      // Without a signature the client only asks whether the key would do (RFC 4252 section 7).
-      if (!ctx.signature || !ctx.blob) return ctx.accept();
+      // A key of a kind the gateway cannot check (a FIDO key) would never do: refused at once, for any address.
       const parsed = ssh2.utils.parseKey(ctx.key.data);
       const key = Array.isArray(parsed) ? parsed[0] : parsed;
-      if (!key || key instanceof Error || key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) {
-        a.journal.event('auth-failed', 0, { method: 'publickey', fingerprint });
-        return this.failed(ctx);
-      }
-      return this.signIn(ctx, a, { privateKey: this.gw.signer.privateKey }, 'publickey', fingerprint);
+      if (!key || key instanceof Error) return ctx.reject(METHODS);
+      const { signature, blob } = ctx;
+      if (!signature || !blob) return ctx.accept();
+      return this.publicKey(ctx, key, { signature, blob }, await admission, started);
+    }
+    ctx.reject(METHODS);
+  }
+
+  private async password(ctx: AuthContext, password: string, a: Admission, started: number): Promise<void> {
+    if (!a.ok && a.reason === 'error') return this.refuse(ctx, a.message);
+    const paused = await this.gw.signIns.passwordsPaused(a.target, this.label());
+    if (paused) return this.failed(ctx, a, started, paused);
+    if (!a.ok) return this.failed(ctx, a, started);
+    return this.signIn(ctx, a, { password }, 'password', started);
+  }
+
+  private async publicKey(
+    ctx: PublicKeyAuthContext,
+    key: ssh2.ParsedKey,
+    proof: { signature: Buffer; blob: Buffer },
+    a: Admission,
+    started: number,
+  ): Promise<void> {
+    if (!a.ok && a.reason === 'error') return this.refuse(ctx, a.message);
+    const fingerprint = md5Fingerprint(ctx.key.data);
+    if (key.verify(proof.blob, proof.signature, ctx.hashAlgo) !== true) {
+      if (a.ok) a.journal.event('auth-failed', 0, { method: 'publickey', fingerprint });
+      return this.failed(ctx, a, started);
+    }
+    const device = a.device;
+    const user = a.user;
+    if (!device || user === undefined || !(await admitsKey(this.gw.admission, { user, device }, fingerprint)))
+      return this.notAllowed(ctx, started);
+    // Signed in with a key of the namespace: the user may now be told why the device cannot be reached.
+    if (!a.ok) return this.refuse(ctx, a.message);
+    return this.signIn(ctx, a, { gatewayKey: true }, 'publickey', started, fingerprint);
+  }
+
+  /** The address as the user typed it, safe to echo. */
+  private label(): string {
+    return printable(this.username ?? '');
+  }
+
+  /** Waits until the first of the FAILURE_STEP_MS steps since `started` that the work so far has not passed. */
+  private async padded(started: number): Promise<void> {
+    const spent = Date.now() - started;
+    let step = FAILURE_STEP_MS;
+    while (step <= spent) step *= 2;
+    await sleep(step - spent);
+  }
+
+  /** The answer to every failure before sign-in: the same words, then the same method list. */
+  private rejectNotSignedIn(ctx: AuthContext): void {
+    if (!this.hinted) {
+      this.hinted = true;
+      sendBanner(this.conn, NOT_SIGNED_IN);
     }
     ctx.reject(METHODS);
   }
 
   /**
-   * A wrong password or signature: the source earns a penalty (core/ssh/penalties.ts). The refusal is answered
-   * later the more the source failed, and once it is penalised beyond the minimum this connection is closed with
-   * a message and its next ones are refused at accept.
+   * A failed password or key signature, or a password for a target that is not admitted or whose passwords are
+   * paused: the source and the target earn penalties (sign-in-penalties.ts), the failure is answered as late as the
+   * padding and the source's slowdown say, and a source or target now refused is told so and this connection
+   * closed (a refused source's next connections are refused at accept).
    */
-  private async failed(ctx: AuthContext): Promise<void> {
-    const { delayMs, blockedFor } = await this.gw.penalties
-      .penalise(this.ip, 'authFail')
-      .catch((err: unknown) => {
-        this.gw.log.warn({ err, ip: this.ip }, 'ssh penalty not recorded');
-        return { delayMs: 0, blockedFor: 0 };
-      });
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    if (blockedFor > 0) {
-      this.gw.log.warn({ ip: this.ip, seconds: blockedFor }, 'ssh source penalised for failed sign-ins');
-      return this.refuse(
-        ctx,
-        `gatehouse: too many failed sign-ins from ${this.ip}; try again in ${blockedFor} seconds`,
-      );
-    }
-    ctx.reject(METHODS);
+  private async failed(ctx: AuthContext, a: Admission, started: number, paused?: string): Promise<void> {
+    const { delayMs, refusal } = await this.gw.signIns.failed(this.ip, a.target, this.label(), paused);
+    await this.padded(started);
+    if (delayMs > 0) await sleep(delayMs);
+    if (refusal) return this.refuse(ctx, `gatehouse: ${refusal}`);
+    this.rejectNotSignedIn(ctx);
+  }
+
+  /** A key proved but not allowed here (or no device here): no guess, so no penalty, but the same answer. */
+  private async notAllowed(ctx: AuthContext, started: number): Promise<void> {
+    await this.padded(started);
+    this.rejectNotSignedIn(ctx);
   }
 
   private async signIn(
@@ -255,6 +325,7 @@ class GatewayConnection {
     a: Admitted,
     auth: UpstreamAuth,
     method: string,
+    attempted: number,
     fingerprint?: string,
   ): Promise<void> {
     const started = Date.now();
@@ -270,7 +341,7 @@ class GatewayConnection {
       );
       if (err instanceof UpstreamRefused) {
         a.journal.event('auth-failed', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
-        return this.failed(ctx);
+        return this.failed(ctx, a, attempted);
       }
       if (err instanceof HostKeyMismatch) {
         this.gw.log.warn({ device: a.device.uid, ip: this.ip }, 'device host key mismatch: sign-in refused');

@@ -89,7 +89,11 @@ export interface Upstream {
   end(): void;
 }
 
-export type UpstreamAuth = { password: string } | { privateKey: string };
+/**
+ * The credential the gateway signs in on the device with: the user's password, or its own key (`gatewayKey`) for a
+ * public key the namespace allows the user on this device.
+ */
+export type UpstreamAuth = { password: string } | { gatewayKey: true };
 
 /**
  * Reaches one kind of target. The gateway asks the dialers in order and signs in through the first that reaches

@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type Cache, type Logger, Unauthorized, type UserCaller } from '@gatehouse/core';
+import { type Cache, clientAddress, type Logger, Unauthorized, type UserCaller } from '@gatehouse/core';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { md5Fingerprint } from '../sshkeys/fingerprint';
 import { SIGN_IN_ENDED, type UserService } from '../users/service';
 import { type Admitted, admit, admitsKey } from './admission';
 import { newNonce, parseOfferedKey, SIGNATURE_NAMESPACE, verifyProof } from './key-proof';
+import { sleep } from './sign-in-penalties';
 import type { SshGateway } from './ssh-gateway';
 import type { TerminalTickets } from './terminal-tickets';
 import { type TargetSession, type Upstream, type UpstreamAuth, UpstreamRefused } from './upstream';
@@ -33,12 +34,17 @@ function size(value: string | null, fallback: number): number {
   return Number.isInteger(n) && n >= 1 && n <= 1000 ? n : fallback;
 }
 
-const REASONS: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
+const REASONS: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};
 
-function refuse(socket: Duplex, status: number, message: string): void {
+function refuse(socket: Duplex, status: number, message: string, headers = ''): void {
   const body = JSON.stringify({ message });
   socket.end(
-    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: application/json\r\n` +
+    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\nContent-Type: application/json\r\n${headers}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
@@ -53,6 +59,12 @@ function refuse(socket: Duplex, status: number, message: string): void {
  * private key never leaves the browser, and the gateway signs in to the device with its own key as it does for
  * SSH public-key sign-ins. Then binary frames carry the terminal both ways and `{type:'resize', cols, rows}` changes its
  * size. The gateway answers `{type:'error', message}` or `{type:'exit', code}` before it closes.
+ *
+ * Guessing a device password through it is exactly as hard as through the SSH gateway: a wrong password or key
+ * signature earns the same penalties against its source and its target (sign-in-penalties.ts), is answered after
+ * the same slowdown, and a refused source's sockets answer 429 before any ticket is looked at. The user is a
+ * signed-in member, and is told why a device of their namespace cannot be reached; a device of another namespace
+ * is not found, as one that does not exist.
  */
 export class WebTerminal {
   private readonly wss = new WebSocketServer({
@@ -72,6 +84,8 @@ export class WebTerminal {
       users: () => UserService;
       cache: () => Cache;
       preAuthSeconds: number;
+      /** Whether X-Forwarded-For names the client (http.trustProxy), as for REST calls. */
+      trustProxy: boolean;
       log: Logger;
     },
   ) {}
@@ -101,6 +115,17 @@ export class WebTerminal {
       refuse(socket, 503, 'the server cannot reach its store right now; try again shortly');
       return true;
     };
+    const ip = clientAddress(req, this.deps.trustProxy);
+    const refusedFor = await this.deps.gateway().signIns.sourceRefusedFor(ip);
+    if (refusedFor > 0) {
+      refuse(
+        socket,
+        429,
+        `too many failed sign-ins from ${ip}; try again in ${refusedFor} seconds`,
+        `Retry-After: ${refusedFor}\r\n`,
+      );
+      return true;
+    }
     let grant: Awaited<ReturnType<TerminalTickets['redeem']>>;
     try {
       grant = await this.deps.tickets().redeem(url.searchParams.get('ticket') ?? '');
@@ -134,7 +159,6 @@ export class WebTerminal {
     const { target, tenant, signIn } = grant;
     const cols = size(url.searchParams.get('cols'), 80);
     const rows = size(url.searchParams.get('rows'), 24);
-    const ip = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.add(ws);
       ws.once('close', () => this.sockets.delete(ws));
@@ -215,17 +239,18 @@ export class WebTerminal {
       });
 
     const gateway = this.deps.gateway();
-    const a = await admit(gateway.admission, opts.target, { ip: opts.ip, type: 'web' });
+    const a = await admit(gateway.admission, opts.target, { ip: opts.ip, type: 'web', tenant: opts.tenant });
     if (!a.ok) return this.fail(ws, a.message.replace(/^gatehouse: /, ''));
-    if (a.device.tenant_id !== opts.tenant) {
-      a.journal.event('refused', 0, { reason: 'namespace' });
-      void a.journal.end();
-      return this.fail(ws, 'the device is not in the namespace of this sign-in');
-    }
     const refuse = (message: string, event?: { type: string; data: object }) => {
       if (event) a.journal.event(event.type, 0, event.data);
       void a.journal.end();
       this.fail(ws, message);
+    };
+    /** A wrong password or signature: penalties as through the SSH gateway, then the answer, after the slowdown. */
+    const failed = async (message: string, event: { type: string; data: object }, paused?: string) => {
+      const earned = await gateway.signIns.failed(opts.ip, a.target, opts.target, paused);
+      if (earned.delayMs > 0) await sleep(earned.delayMs);
+      refuse(earned.refusal ?? message, event);
     };
     const auth = await next('auth');
     if (!auth) return refuse('no password or key was given in time');
@@ -255,14 +280,16 @@ export class WebTerminal {
       const answer = await next('signature');
       if (!answer) return refuse('no signature was given in time');
       if (typeof answer.signature !== 'string' || !verifyProof(key, nonce, answer.signature))
-        return refuse('the signature does not match the key', {
+        return failed('the signature does not match the key', {
           type: 'auth-failed',
           data: { method, fingerprint },
         });
-      credential = { privateKey: gateway.signer.privateKey };
+      credential = { gatewayKey: true };
     } else if (typeof auth.password === 'string') {
       method = 'password';
       credential = { password: auth.password };
+      const paused = await gateway.signIns.passwordsPaused(a.target, opts.target);
+      if (paused) return failed(paused, { type: 'refused', data: { reason: 'paused' } }, paused);
     } else {
       return refuse('the sign-in frame names no password or key');
     }
@@ -271,7 +298,7 @@ export class WebTerminal {
       upstream = await gateway.upstream(a, credential);
     } catch (err) {
       if (err instanceof UpstreamRefused)
-        return refuse(method === 'password' ? 'wrong user name or password' : 'the device refused the key', {
+        return failed(method === 'password' ? 'wrong user name or password' : 'the device refused the key', {
           type: 'auth-failed',
           data: { method, ...(fingerprint ? { fingerprint } : {}) },
         });

@@ -15,6 +15,8 @@ export const setupRoutes = [
     auth: ['none'],
     summary: 'Create the first user and namespace',
     tags: ['setup'],
+    // It takes the first password and the setup signature; no cache between keeps any part of the exchange.
+    secret: true,
     schema: {
       query: T.Object({ sign: T.String({ description: 'Signature printed by `gatehouse setup-url`.' }) }),
       body: T.Object({ name, email, username, password }),

@@ -1,4 +1,4 @@
-import { defineRoute, pageQuery } from '@gatehouse/core';
+import { defineRoute, Forbidden, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import {
   createPublicKeyBody,
@@ -117,12 +117,15 @@ export const sshkeyRoutes = [
     summary: 'Sign a gateway sign-in blob (agents verify public-key sign-in with it)',
     description:
       'The agent sends the MD5 fingerprint of the key offered to it and the blob that was signed. The server ' +
-      'answers the Ed25519 signature of the blob by its gateway key when the fingerprint is the gateway key; ' +
-      'the agent compares it with the signature it received. 404 for any other key.',
+      'answers the Ed25519 signature of the blob by its gateway key when the fingerprint is the gateway key and ' +
+      'the blob is the one the gateway itself signed, within the last 30 seconds, to sign in to the calling ' +
+      'device; the agent compares it with the signature it received. Each such blob is answered once. 404 for ' +
+      'any other key, 403 for any other blob.',
     tags,
     schema: { body: gatewaySignBody, response: { 200: gatewaySignAnswer } },
-    async handler({ body, services }) {
-      return services.gatewaySigner.sign(body.fingerprint, body.data);
+    async handler({ body, caller, services }) {
+      if (caller.kind !== 'device') throw new Forbidden('this call is for devices');
+      return services.gatewaySigner.sign(caller.uid, body.fingerprint, body.data);
     },
   }),
 ];

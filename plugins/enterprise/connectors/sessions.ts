@@ -73,7 +73,7 @@ export class ContainerDialer implements UpstreamDialer {
       const shadow = (await readContainerFile(docker, located.containerId, '/etc/shadow')) ?? '';
       account = await verifyPasswordIn({ passwd, shadow }, user, auth.password);
     } else {
-      // `privateKey`: the gateway verified a namespace public key allowed for this user and container.
+      // `gatewayKey`: the gateway verified a namespace public key allowed for this user and container.
       account = parsePasswd(passwd).find((a) => a.name === user);
     }
     if (!account)

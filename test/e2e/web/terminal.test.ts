@@ -316,4 +316,25 @@ describe('web terminal: what it draws, key sign-in, keyboard and refusals', func
     await page.getByText('This key is in PEM format.').waitFor();
     await expectAccessible(page, 'terminal key refused');
   });
+
+  // Last: it leaves this browser's address refused for a while, as the SSH gateway would.
+  it('tells a browser refused for failed sign-ins how long to wait, and opens no terminal', async () => {
+    let said = '';
+    for (let i = 0; i < 10 && !/too many failed sign-ins/.test(said); i++) {
+      await signInWithPassword(`not-it-${i}`);
+      const refusal = page.getByRole('alert').filter({ hasText: 'Not signed in' });
+      await refusal.waitFor({ timeout: 20_000 });
+      said = (await refusal.textContent()) ?? '';
+    }
+    expect(said).to.match(/too many failed sign-ins from 127\.0\.0\.1; try again in \d+ seconds\./);
+    // The right password opens nothing meanwhile, and the console says so in the same words.
+    await signInWithPassword();
+    const refusal = page.getByRole('alert').filter({ hasText: 'Not signed in' });
+    await refusal.waitFor({ timeout: 20_000 });
+    expect(await refusal.textContent()).to.match(
+      /too many failed sign-ins from 127\.0\.0\.1; try again in \d+ seconds\./,
+    );
+    expect(await page.getByTestId('terminal').count()).to.equal(0);
+    await expectAccessible(page, 'terminal source refused');
+  });
 });

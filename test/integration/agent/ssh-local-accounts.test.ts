@@ -19,6 +19,7 @@ describe('the agent as root: sign-in against real local accounts (pending unless
   let agent: AgentProcess;
   let dir: string;
   let port: number;
+  let uid: string;
 
   before(async function () {
     if (process.getuid?.() !== 0) {
@@ -43,7 +44,9 @@ describe('the agent as root: sign-in against real local accounts (pending unless
       execFileSync('useradd', ['-m', '-s', '/bin/bash', '-G', 'gh-extra', user.name]);
       execFileSync('chpasswd', ['-c', user.method], { input: `${user.name}:${user.password}\n` });
     }
-    server = await GatehouseServer.start();
+    // With the gateway: its public-key sign-ins reach this agent as SSH inside the tunnel (the session protocol is
+    // off), where the agent checks the gateway key through the server.
+    server = await GatehouseServer.start({ ssh: true });
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-root-test-'));
     agent = new AgentProcess({
       GATEHOUSE_SERVER_ADDRESS: server.url,
@@ -51,8 +54,9 @@ describe('the agent as root: sign-in against real local accounts (pending unless
       GATEHOUSE_PRIVATE_KEY: join(dir, 'agent.key'),
       GATEHOUSE_PREFERRED_IDENTITY: 'root-test-device',
       GATEHOUSE_KEEPALIVE_INTERVAL: '1',
+      GATEHOUSE_SESSION_PROTOCOL: 'off',
     });
-    const uid = await agent.uid();
+    uid = await agent.uid();
     await server.setStatus(uid, 'accept');
     await server.waitOnline(uid);
     port = await server.sshPort(uid);
@@ -152,14 +156,22 @@ describe('the agent as root: sign-in against real local accounts (pending unless
   });
 
   it('signs the gateway in with its key only after the server signed the same blob', async () => {
-    // The server's own Ed25519 gateway key (OpenSSH format): the agent asks that server, through
-    // POST /api/auth/ssh, to sign the same blob, and compares.
-    const keyPath = join(dir, 'gateway_ed25519');
-    writeFileSync(keyPath, server.kernel.container.cradle.keys.gatewayKey, { mode: 0o600 });
-
-    const viaKey = (args: string[]) =>
+    // A user's key the namespace allows: the gateway checks it, then signs in to the agent with the gateway's own
+    // Ed25519 key, and the agent asks the server, through POST /api/auth/ssh, to sign the same blob, and compares.
+    const userKey = join(dir, 'user_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', userKey]);
+    const registered = await server.api('POST', '/api/sshkeys/public-keys', {
+      name: 'root-test-user',
+      data: Buffer.from(readFileSync(`${userKey}.pub`, 'utf8')).toString('base64'),
+      username: '.*',
+      filter: { hostname: '.*' },
+    });
+    expect(registered.status, JSON.stringify(registered.body)).to.equal(200);
+    const namespace = (await server.api('GET', `/api/namespaces/${server.tenantId}`)).body.name as string;
+    const device = (await server.device(uid)).name as string;
+    const viaKey = (keyPath: string, sshPort: number, args: string[]) =>
       run('ssh', [
-        ...baseSshOptions(port),
+        ...baseSshOptions(sshPort),
         '-o',
         'BatchMode=yes',
         '-o',
@@ -170,9 +182,20 @@ describe('the agent as root: sign-in against real local accounts (pending unless
         keyPath,
         ...args,
       ]);
-    const signedIn = await viaKey([`${USERS[1].name}@127.0.0.1`, 'id -un']);
+    const signedIn = await viaKey(userKey, server.kernel.sshPort, [
+      `${USERS[1].name}@${namespace}.${device}@127.0.0.1`,
+      'id -un',
+    ]);
     expect(signedIn.code, signedIn.stderr).to.equal(0);
     expect(signedIn.stdout.trim()).to.equal(USERS[1].name);
+
+    // The gateway key in any other hands (here an OpenSSH client given the key file) signs nobody in: the server
+    // signs only what the gateway itself signed to sign in to this device.
+    const keyPath = join(dir, 'gateway_ed25519');
+    writeFileSync(keyPath, server.kernel.container.cradle.keys.gatewayKey, { mode: 0o600 });
+    const direct = await viaKey(keyPath, port, [`${USERS[1].name}@127.0.0.1`, 'true']);
+    expect(direct.code).to.equal(255);
+    expect(direct.stderr).to.match(/Permission denied/);
 
     // Another key: the server's signature no longer matches, so the agent says no.
     const otherPath = join(dir, 'other_ed25519');

@@ -1,5 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { agentAuthRequest } from '../../support/device-keys';
@@ -394,13 +397,28 @@ describe('billing (cloud): the API against a local Stripe', function () {
     expect(chosen.status).to.equal(200);
     expect(chosen.body).to.deep.equal({ choices: kept });
 
-    // Through the SSH gateway with the real OpenSSH client: an unchosen device is refused with the reason; a
-    // chosen one passes the billing rule (and meets the next: no agent is connected here).
+    // Through the SSH gateway with the real OpenSSH client, signed in with a key of the namespace (so told why):
+    // an unchosen device is refused with the reason; a chosen one passes the billing rule (and meets the next: no
+    // agent is connected here).
+    const keyDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-billing-'));
+    const keyFile = path.join(keyDir, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyFile]);
+    const key = await api('POST', '/api/sshkeys/public-keys', {
+      data: Buffer.from(readFileSync(`${keyFile}.pub`, 'utf8')).toString('base64'),
+      filter: { hostname: '.*' },
+      name: 'billing-key',
+      username: '.*',
+    });
+    expect(key.status, JSON.stringify(key.body)).to.equal(200);
     const ssh = (device: string) =>
       new Promise<{ status: number | null; stderr: string }>((resolve) => {
         const child = spawn('ssh', [
           '-F',
           '/dev/null',
+          '-i',
+          keyFile,
+          '-o',
+          'IdentitiesOnly=yes',
           '-o',
           'StrictHostKeyChecking=no',
           '-o',
@@ -430,6 +448,7 @@ describe('billing (cloud): the API against a local Stripe', function () {
     const allowed = await ssh(a?.name as string);
     expect(allowed.stderr).to.not.contain('subscription');
     expect(allowed.stderr).to.contain(`device ada.${a?.name} is offline`);
+    rmSync(keyDir, { recursive: true, force: true });
 
     // HTTP tunnels follow the same rule, for requests and upgrades: the unchosen device's tunnel is refused with
     // 402 and the reason; the chosen one's passes the rule (and meets the next: no agent is connected here).

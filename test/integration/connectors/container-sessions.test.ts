@@ -8,6 +8,7 @@ import { CONTAINER_ACCOUNTS, type PodmanEngine, startPodman } from '../../suppor
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { Terminal } from '../../support/terminal';
 import { baseSshOptions, passwordOptions, run, runWithPassword } from '../agent/openssh-client';
+import { keyOptions } from '../ssh/gateway-world';
 
 /**
  * Accepted containers are reachable with the real OpenSSH client through the gateway (`user@namespace.container`)
@@ -36,6 +37,10 @@ describe('connectors: ssh to a container through the gateway (podman)', function
       [...sshOptions(), ...passwordOptions(), '-T', target(user, opts.container), ...command],
       { input: opts.input, timeoutMs: 30_000 },
     );
+
+  /** `ssh` with the namespace key of `file` only (no password, no prompts). */
+  const sshKey = (file: string, user: string, command: string[], container?: string) =>
+    run('ssh', [...sshOptions(), ...keyOptions(file), '-T', target(user, container), ...command]);
 
   const until = async <T>(what: string, read: () => Promise<T>, check: (v: T) => boolean, ms = 20_000) => {
     const deadline = Date.now() + ms;
@@ -109,7 +114,7 @@ describe('connectors: ssh to a container through the gateway (podman)', function
     expect(res.stdout).to.equal(`${Buffer.byteLength(input)}\ndone\n`);
   });
 
-  it('refuses a wrong password, an unknown account and a pending container, saying why', async () => {
+  it('refuses a wrong password, an unknown account and a pending container, saying why after a key sign-in', async () => {
     const wrong = await runWithPassword('not-the-password', 'ssh', [
       ...baseSshOptions(server.sshPort),
       ...passwordOptions(),
@@ -121,31 +126,33 @@ describe('connectors: ssh to a container through the gateway (podman)', function
     expect(wrong.stderr).to.match(/Permission denied/);
     const nobody = await ssh('mallory', ['true']);
     expect(nobody.code).to.equal(255);
+    // With the password alone the user has not signed in: a failed sign-in, whatever the reason.
     const pending = await ssh('alice', ['true'], { container: 'waiting-1' });
     expect(pending.code).to.equal(255);
-    expect(pending.stderr, JSON.stringify(pending)).to.contain(
+    expect(pending.stderr, JSON.stringify(pending)).to.contain('gatehouse: not signed in');
+    expect(pending.stderr).to.not.contain('waiting to be accepted');
+    // Signed in with a key of the namespace for that container, the user is told why.
+    const waitingKey = path.join(dir, 'id_waiting');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', waitingKey]);
+    const registered = await api('POST', '/api/sshkeys/public-keys', {
+      data: Buffer.from(readFileSync(`${waitingKey}.pub`, 'utf8').trim()).toString('base64'),
+      filter: { hostname: '^waiting-' },
+      name: 'waiting-key',
+      username: '.*',
+    });
+    expect(registered.status, JSON.stringify(registered.body)).to.equal(200);
+    const told = await sshKey(waitingKey, 'alice', ['true'], 'waiting-1');
+    expect(told.code).to.equal(255);
+    expect(told.stderr, JSON.stringify(told)).to.contain(
       `device ${namespace}.waiting-1 is waiting to be accepted`,
     );
   });
 
   it('signs in with a namespace public key for that user and container, and not for another user', async () => {
-    const keyArgs = (user: string) => [
-      ...baseSshOptions(server.sshPort),
-      '-i',
-      keyFile,
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'PreferredAuthentications=publickey',
-      '-o',
-      'BatchMode=yes',
-      '-T',
-      target(user),
-    ];
-    const res = await run('ssh', [...keyArgs('alice'), 'echo $USER $HOME']);
+    const res = await sshKey(keyFile, 'alice', ['echo $USER $HOME']);
     expect(res.code, res.stderr).to.equal(0);
     expect(res.stdout).to.equal('alice /home/alice\n');
-    const root = await run('ssh', [...keyArgs('root'), 'true']);
+    const root = await sshKey(keyFile, 'root', ['true']);
     expect(root.code).to.equal(255);
   });
 
@@ -215,8 +222,9 @@ describe('connectors: ssh to a container through the gateway (podman)', function
       () => api('GET', `/api/containers/${containerUid}`).then((r) => r.body.online as boolean),
       (online) => !online,
     );
-    const res = await ssh('alice', ['true']);
+    const res = await sshKey(keyFile, 'alice', ['true']);
     expect(res.code).to.equal(255);
     expect(res.stderr).to.contain(`device ${namespace}.shell-1 is offline`);
+    expect((await ssh('alice', ['true'])).stderr).to.contain('gatehouse: not signed in');
   });
 });

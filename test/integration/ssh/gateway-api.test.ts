@@ -130,6 +130,7 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
 
   describe('POST /api/auth/ssh', () => {
     let deviceToken: string;
+    let deviceUid: string;
     before(async () => {
       const res = await server.api(
         'POST',
@@ -143,10 +144,11 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
       );
       expect(res.status).to.equal(200);
       deviceToken = res.body.token;
+      deviceUid = res.body.uid;
     });
 
-    it('signs a sign-in blob with the gateway key, which the signature verifies against', async () => {
-      const signer = server.kernel.container.resolve('gatewaySigner' as never) as { fingerprint: string };
+    it('signs, once, the blob the gateway signed to sign in to the calling device', async () => {
+      const signer = server.kernel.container.cradle.gatewaySigner;
       const gatewayKey = ssh2.utils.parseKey(
         server.kernel.container.cradle.keys.gatewayKey,
       ) as ssh2.ParsedKey;
@@ -155,16 +157,28 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
         Buffer.alloc(32, 7),
         Buffer.from([50, 1, 2, 3]),
       ]);
-      const res = await server.api('POST', '/api/auth/ssh', {
-        token: deviceToken,
-        body: { fingerprint: signer.fingerprint, data: blob.toString('base64') },
-      });
+      // What the gateway's ssh2 client does when it signs in to this device with its key.
+      const signed = await new Promise<Buffer>((resolve, reject) =>
+        signer
+          .agentFor(deviceUid)
+          .sign(gatewayKey.getPublicSSH(), blob, {}, (err, sig) =>
+            err || !sig ? reject(err) : resolve(sig),
+          ),
+      );
+      const ask = () =>
+        server.api('POST', '/api/auth/ssh', {
+          token: deviceToken,
+          body: { fingerprint: signer.fingerprint, data: blob.toString('base64') },
+        });
+      const res = await ask();
       expect(res.status).to.equal(200);
       expect(gatewayKey.verify(blob, Buffer.from(res.body.signature, 'base64'))).to.equal(true);
+      expect(Buffer.from(res.body.signature, 'base64').equals(signed)).to.equal(true);
+      expect((await ask()).status).to.equal(403);
     });
 
-    it('refuses another key, a blob that is not a sign-in, and user tokens', async () => {
-      const signer = server.kernel.container.resolve('gatewaySigner' as never) as { fingerprint: string };
+    it('refuses another key, a blob that is not a sign-in, a blob the gateway did not sign, and user tokens', async () => {
+      const signer = server.kernel.container.cradle.gatewaySigner;
       const blob = Buffer.concat([
         Buffer.from([0, 0, 0, 32]),
         Buffer.alloc(32, 7),
@@ -180,6 +194,11 @@ describe('gateway API: public keys, firewall rules, sessions and the gateway sig
         body: { fingerprint: signer.fingerprint, data: Buffer.from('hello').toString('base64') },
       });
       expect(notSignIn.status).to.equal(403);
+      const unsigned = await server.api('POST', '/api/auth/ssh', {
+        token: deviceToken,
+        body: { fingerprint: signer.fingerprint, data: blob },
+      });
+      expect(unsigned.status).to.equal(403);
       const user = await call('POST', '/api/auth/ssh', { fingerprint: signer.fingerprint, data: blob });
       expect(user.status).to.equal(403);
       expect(

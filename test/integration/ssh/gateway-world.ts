@@ -63,6 +63,20 @@ class LogTail {
   }
 }
 
+/** OpenSSH options to sign in with a private key file only (no password, no prompts). */
+export function keyOptions(keyFile: string): string[] {
+  return [
+    '-i',
+    keyFile,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'PreferredAuthentications=publickey',
+    '-o',
+    'BatchMode=yes',
+  ];
+}
+
 export interface SshResult {
   code: number | null;
   stdout: Buffer;
@@ -206,16 +220,7 @@ export class GatewayWorld {
 
   /** Options to sign in with a private key file only. */
   keyOptions(keyFile: string): string[] {
-    return [
-      '-i',
-      keyFile,
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'PreferredAuthentications=publickey',
-      '-o',
-      'BatchMode=yes',
-    ];
+    return keyOptions(keyFile);
   }
 
   /**
@@ -263,26 +268,43 @@ export class GatewayWorld {
     });
   }
 
-  /** `ssh` with the device password, running `command` on the device. */
+  /**
+   * `ssh` with the device password (or `opts.password`), running `command` on the device, through this world's
+   * gateway (or the one on `opts.port`: another instance's).
+   */
   sshPassword(
     command: string[],
     extra: string[] = [],
     target = this.target(),
-    opts: { timeoutMs?: number } = {},
+    opts: { timeoutMs?: number; password?: string; port?: number } = {},
   ): Promise<SshResult> {
+    const { password = DEVICE_PASSWORD, port = this.server.sshPort, ...rest } = opts;
     return this.run(
       'ssh',
       [
         ...this.sshOptions(),
         ...this.passwordOptions(),
         '-p',
-        String(this.server.sshPort),
+        String(port),
         ...extra,
         `${target}@127.0.0.1`,
         ...command,
       ],
-      { password: DEVICE_PASSWORD, ...opts },
+      { password, ...rest },
     );
+  }
+
+  /** Makes an account and adds it to the namespace with `role`; answers its sign-in (password `<username>-password-1`). */
+  async addMember(username: string, role: string): Promise<LoginAnswer & { accountId: string }> {
+    const email = `${username}@example.com`;
+    const password = `${username}-password-1`;
+    const created = await this.api('POST', '/api/admin/users', { name: username, username, email, password });
+    if (created.status !== 200)
+      throw new Error(`creating ${username}: ${created.status} ${JSON.stringify(created.body)}`);
+    const added = await this.api('POST', `/api/namespaces/${this.owner.tenant}/members`, { email, role });
+    if (added.status !== 200)
+      throw new Error(`adding ${username}: ${added.status} ${JSON.stringify(added.body)}`);
+    return { ...(await this.server.login(username, password)), accountId: created.body.id as string };
   }
 
   /** `ssh` with a private key file only (no password, no prompts). */

@@ -2,17 +2,28 @@ import { expect } from 'chai';
 import { eventually } from '../devices/agent-process';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
 
+/**
+ * The gateway's refusals, as users meet them. Before sign-in every refusal reads as a failed sign-in, whatever it
+ * names (test/security/ssh-enumeration.test.ts); a user who signs in with a key of the namespace is told why.
+ */
 describe('ssh through the gateway: clear refusals and the firewall', function () {
   this.timeout(120_000);
   let world: GatewayWorld;
+  let key: { file: string; data: string };
   before(async () => {
-    world = await GatewayWorld.start({ deviceName: 'guarded' });
+    // Refused password sign-ins from 127.0.0.1 are part of these tests: no penalties for it (core/ssh/penalties.ts).
+    world = await GatewayWorld.start({
+      deviceName: 'guarded',
+      overrides: { ssh: { penalties: { exempt: ['127.0.0.1'] } } },
+    });
+    key = await world.keyForEveryHost('refusals');
   });
   after(async () => {
     await world?.stop();
   });
 
-  const attempt = (target: string) =>
+  /** A sign-in with the device password: refused before sign-in with the same words whatever the reason. */
+  const withPassword = (target: string) =>
     world.run(
       'ssh',
       [
@@ -25,18 +36,26 @@ describe('ssh through the gateway: clear refusals and the firewall', function ()
       ],
       { password: DEVICE_PASSWORD, timeoutMs: 20_000 },
     );
+  /** A sign-in with a key of the namespace (for every user and host): told why, when the device is there. */
+  const attempt = (target: string) => world.sshKey(key.file, ['true'], target);
+  const NOT_SIGNED_IN = 'gatehouse: not signed in';
 
-  it('says so for an unknown namespace, an unknown device, an unknown uid and a malformed target', async () => {
-    const ns = await attempt('root@nowhere.guarded');
+  it('answers an unknown namespace, device or uid as a failed sign-in, and says what a malformed target is', async () => {
+    const ns = await withPassword('root@nowhere.guarded');
     expect(ns.code).to.equal(255);
-    expect(ns.stderr).to.contain('gatehouse: namespace "nowhere" not found');
-    const device = await attempt(`root@${world.namespace}.missing`);
-    expect(device.stderr).to.contain(
-      `gatehouse: device "missing" not found in namespace "${world.namespace}"`,
-    );
-    const uid = await attempt(`root@${'f'.repeat(64)}`);
-    expect(uid.stderr).to.contain(`gatehouse: no device with uid ${'f'.repeat(64)}`);
-    const bad = await attempt('just-a-name');
+    const device = await withPassword(`root@${world.namespace}.missing`);
+    const uid = await withPassword(`root@${'f'.repeat(64)}`);
+    for (const res of [ns, device, uid]) {
+      expect(res.code).to.equal(255);
+      expect(res.stderr).to.contain(NOT_SIGNED_IN);
+      expect(res.stderr).to.contain('Permission denied');
+      expect(res.stderr).to.not.match(/not found|no device with uid/);
+    }
+    // Keys or not: what does not exist is not named.
+    const byKey = await attempt('root@nowhere.guarded');
+    expect(byKey.code).to.equal(255);
+    expect(byKey.stderr).to.contain(NOT_SIGNED_IN);
+    const bad = await withPassword('just-a-name');
     expect(bad.stderr).to.contain('is not a device address');
     for (const res of [ns, device, uid, bad]) expect(res.stderr).to.not.match(/at .*\.ts:\d+/);
   });
@@ -67,6 +86,10 @@ describe('ssh through the gateway: clear refusals and the firewall', function ()
       expect(res.stderr).to.contain(
         `gatehouse: device ${world.namespace}.newcomer is waiting to be accepted`,
       );
+      // With the password alone, the user has not signed in: a failed sign-in, as for any other reason.
+      const password = await withPassword(world.target('root', 'newcomer'));
+      expect(password.stderr).to.contain(NOT_SIGNED_IN);
+      expect(password.stderr).to.not.contain('waiting to be accepted');
       // Events reach the store in quarter-second batches and the row closes after ssh has exited: wait, bounded.
       const refused = await eventually(async () => {
         const sessions = await world.api('GET', '/api/sessions?per_page=100');
@@ -99,6 +122,10 @@ describe('ssh through the gateway: clear refusals and the firewall', function ()
     expect(denied.stderr).to.contain(
       `gatehouse: a firewall rule of namespace ${world.namespace} denies this connection`,
     );
+    // The password is never relayed to a device the firewall closes, so its user never signs in to be told.
+    const password = await withPassword(world.target());
+    expect(password.code).to.equal(255);
+    expect(password.stderr).to.contain(NOT_SIGNED_IN);
 
     // A rule with a lower priority number is evaluated first and wins.
     const allowRoot = await rule({
@@ -156,8 +183,10 @@ describe('ssh through the gateway: clear refusals and the firewall', function ()
     const res = await attempt(world.target());
     expect(res.code).to.equal(255);
     expect(res.stderr).to.contain(`gatehouse: device ${world.namespace}.guarded is offline`);
+    expect((await withPassword(world.target())).stderr).to.contain(NOT_SIGNED_IN);
     world.agent = world.startAgent();
     await world.waitOnline();
     expect((await attempt(world.target())).code).to.equal(0);
+    expect((await withPassword(world.target())).code).to.equal(0);
   });
 });

@@ -74,4 +74,41 @@ describe('SSH gateway limits before sign-in', () => {
       await cache.close();
     }
   });
+
+  it('pauses a target that failures from many sources aimed at, and counts nothing from an exempt one', async () => {
+    const cache = createCache(undefined);
+    const config = loadConfig(
+      {},
+      {
+        ssh: {
+          penalties: {
+            authFail: 1,
+            min: 15,
+            max: 30,
+            targetAuthFail: 10,
+            targetMin: 25,
+            exempt: ['10.9.0.0/16'],
+          },
+        },
+      },
+    );
+    const penalties = new SshPenalties(cache, config);
+    try {
+      const target = 'device:abc:root';
+      expect(await penalties.penaliseTarget('192.0.2.1', target)).to.equal(0);
+      expect(await penalties.penaliseTarget('192.0.2.2', target)).to.equal(0);
+      expect(await penalties.targetBlockedFor(target)).to.equal(0);
+      // The third source brings the target past its minimum: paused, up to max, whoever tries next.
+      expect(await penalties.penaliseTarget('192.0.2.3', target)).to.be.within(29, 30);
+      expect(await penalties.targetBlockedFor(target)).to.be.within(29, 30);
+      // Another target is not touched; the sources themselves are not refused for one failure each.
+      expect(await penalties.targetBlockedFor('device:abc:admin')).to.equal(0);
+      expect(await penalties.blockedFor('192.0.2.3')).to.equal(0);
+      for (let i = 0; i < 5; i++)
+        expect(await penalties.penaliseTarget('10.9.3.4', 'device:def:root')).to.equal(0);
+      expect(await penalties.targetBlockedFor('device:def:root')).to.equal(0);
+    } finally {
+      await cache.close();
+    }
+  });
 });

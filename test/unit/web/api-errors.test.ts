@@ -25,4 +25,19 @@ describe('console: the words of an API error', () => {
       'a service Gatehouse depends on did not answer. Try again in a moment.',
     );
   });
+
+  it('429 says how long to wait when the server says so', () => {
+    const refused = new ApiError(
+      429,
+      new Headers({ 'retry-after': '17' }),
+      { message: 'too many failed sign-ins from 198.51.100.7; try again in 17 seconds' },
+      'Could not open the terminal',
+    );
+    expect(refused.message).to.equal(
+      'Could not open the terminal: too many failed sign-ins from 198.51.100.7; try again in 17 seconds.',
+    );
+    expect(new ApiError(429, new Headers(), {}, 'Could not open the terminal').message).to.equal(
+      'Could not open the terminal: too many attempts. Wait a little and try again.',
+    );
+  });
 });

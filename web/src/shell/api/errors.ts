@@ -106,7 +106,8 @@ function describe(status: number, fields: string[], message: string | undefined,
         ? `${what}${sentence(message)}`
         : `${what}a service Gatehouse depends on did not answer. Try again in a moment.`;
     case 429:
-      return `${what}too many attempts. Wait a little and try again.`;
+      // The server says how long, when it knows (a source refused for failed sign-ins, a limit per minute).
+      return `${what}${message ? sentence(message) : 'too many attempts. Wait a little and try again.'}`;
     case 503:
       return `${what}the server cannot reach its database right now. You are still signed in; try again in a moment.`;
     case 501:
