@@ -61,7 +61,7 @@ function serverAddress(): string {
 export function connectorRunCommand(server: string, token: string): string {
   return [
     `curl -fsSL "${server}/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | sudo tar -xz -C /opt`,
-    `sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_CONNECTOR_TOKEN=${token} node /opt/gatehouse-agent/gatehouse-agent.mjs connector`,
+    `sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_CONNECTOR_TOKEN=${token} node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs connector`,
   ].join('\n');
 }
 
@@ -71,7 +71,7 @@ export function connectorDockerCommand(server: string, token: string): string {
     'docker run -d --name gatehouse-connector --restart unless-stopped',
     '-v /var/run/docker.sock:/var/run/docker.sock',
     `-e GATEHOUSE_SERVER_ADDRESS="${server}" -e GATEHOUSE_CONNECTOR_TOKEN=${token}`,
-    `node:20 sh -c 'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node /opt/gatehouse-agent/gatehouse-agent.mjs connector'`,
+    `node:20 sh -c 'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs connector'`,
   ].join(' ');
 }
 
