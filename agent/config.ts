@@ -59,6 +59,9 @@ Every option can also be given by its environment variable.
                                                               tunnel without a second SSH layer; auto only
                                                               over https:// or to a server on this host
   --help, --version
+
+The single executable (gatehouse-agent-linux-<arch>) also reads GATEHOUSE_AGENT_RUNTIME_DIR: where it
+unpacks its runtime (default /var/lib/gatehouse-agent/runtime as root, else ~/.cache/gatehouse-agent).
 `;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

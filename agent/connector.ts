@@ -1,10 +1,10 @@
 import { request } from 'node:http';
 import type { NetConnectOpts } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { MuxSession, StreamHeader } from '@gatehouse/protocol/mux';
 import { type ConnectorConfig, describeEngine, type EngineTarget } from './connector-config';
 import { connectAndPipe } from './device-network';
 import type { AgentLog } from './log';
-import type { MuxSession, StreamHeader } from './mux';
 import { backoffDelayMs, describeError, dialTunnel } from './tunnel-socket';
 import { AGENT_VERSION } from './version';
 

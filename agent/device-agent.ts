@@ -1,12 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { STREAM_KINDS_HEADER } from '@gatehouse/protocol/agent-proof';
+import { type MuxSession, SESSION_STREAM_KINDS, type StreamHeader } from '@gatehouse/protocol/mux';
 import type { WebSocket } from 'ws';
 import { type AgentConfig, offersSessionProtocol } from './config';
 import { connectDeviceNetwork } from './device-network';
 import { deviceHostname, deviceInfo, loadOrCreateDeviceKey, primaryMac } from './identity';
 import type { AgentLog } from './log';
-import { type MuxSession, SESSION_STREAM_KINDS, type StreamHeader } from './mux';
-import { STREAM_KINDS_HEADER } from './protocol';
 import {
   authenticateDevice,
   type DeviceAuthRequest,
@@ -18,9 +18,9 @@ import {
   signGatewayBlob,
   waitForAcceptance,
 } from './registration';
-import { SessionProtocolServer } from './sessions/server';
+import { SessionProtocolServer } from './session-protocol/server';
 import { DeviceSignIn } from './sign-in';
-import { AgentSshServer } from './ssh/server';
+import { AgentSshServer } from './ssh-server/server';
 import { backoffDelayMs, describeError, dialTunnel } from './tunnel-socket';
 import { AGENT_VERSION } from './version';
 

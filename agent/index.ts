@@ -1,10 +1,8 @@
-/** @gatehouse/agent: the tunnel multiplexer both ends use, and the agent's building blocks. */
-export * from './mux';
+/**
+ * @gatehouse/agent: the device agent (`gatehouse-agent`) and the connector (`gatehouse-agent connector`). No server
+ * package imports it: what the agent and the server share is @gatehouse/protocol.
+ */
+export { ConnectorAgent } from './connector';
+export { DeviceAgent } from './device-agent';
 export type { DeviceAuthRequest, DeviceAuthResult, ServerInfo } from './registration';
-export {
-  type GatewaySigner,
-  type GatewaySignRequest,
-  md5Fingerprint,
-  verifyGatewaySignature,
-} from './ssh/gateway-key';
 export { AGENT_VERSION } from './version';

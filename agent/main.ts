@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { isSea } from 'node:sea';
 import { ConfigError, loadConfig, USAGE } from './config';
 import { ConnectorAgent } from './connector';
 import { CONNECTOR_USAGE, loadConnectorConfig } from './connector-config';
@@ -36,7 +37,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`gatehouse-agent: ${error.message}\n`);
     return 2;
   }
-  const note = missingNodeFlagsNote(process.execArgv);
+  // The single executable takes no Node.js options (its build decides them); only `node gatehouse-agent.mjs` can miss them.
+  const note = isSea() ? undefined : missingNodeFlagsNote(process.execArgv);
   if (note) log.info(note);
   try {
     await agent.start();

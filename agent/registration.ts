@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
+import { type ProofSubject, proofHeaders } from '@gatehouse/protocol/agent-proof';
 import type { DeviceInfo } from './identity';
-import { type ProofSubject, proofHeaders } from './protocol';
 
 /**
  * The server's clock as this agent last saw it (the Date header of every answer). Proofs carry the server's time,

@@ -4,8 +4,8 @@ import {
   type LocalAccount,
   passwordMatchesHash,
   verifyLocalPassword,
-} from './ssh/local-accounts';
-import { agentAccount } from './ssh/login-environment';
+} from '@gatehouse/protocol/accounts';
+import { agentAccount } from './ssh-server/login-environment';
 
 export interface SignInOptions {
   /**

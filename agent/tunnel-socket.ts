@@ -1,7 +1,12 @@
 import type { IncomingMessage } from 'node:http';
+import {
+  type MuxSession,
+  type StreamHandler,
+  serveTunnel,
+  TUNNEL_MAX_MESSAGE,
+} from '@gatehouse/protocol/mux';
 import { WebSocket } from 'ws';
 import { tunnelIsPrivate } from './config';
-import { type MuxSession, type StreamHandler, serveTunnel, TUNNEL_MAX_MESSAGE } from './mux';
 
 /** Reconnect delays: full jitter over an exponential ceiling, so a restarted server is not hit in lockstep. */
 export function backoffDelayMs(attempt: number, random: () => number = Math.random): number {

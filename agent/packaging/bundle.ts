@@ -2,8 +2,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Where `npm run build -w agent` leaves what a device owner installs, and the names install.sh asks the server
- * for. The build writes these files and the server's `/agent/...` routes serve them, so both read them here.
+ * Where `npm run build -w agent` leaves what a device owner installs (the names are the protocol package's, which
+ * the server shares). The host tells the server these paths (`Installation.assets`).
  */
 const agentDir = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -13,11 +13,16 @@ export const agentDistDir = join(agentDir, 'dist');
 /** The installer, as shipped in the source tree (it needs no build). */
 export const installScriptPath = join(agentDir, 'packaging', 'install.sh');
 
-/** Architectures install.sh knows (its `uname -m` mapping) and the build can produce. */
-export const BUNDLE_ARCHITECTURES = ['amd64', 'arm64'] as const;
-export type BundleArchitecture = (typeof BUNDLE_ARCHITECTURES)[number];
+/** The service files install.sh fetches for the device's init system (and the Debian package carries). */
+export const serviceFilePaths = {
+  service: join(agentDir, 'packaging', 'gatehouse-agent.service'),
+  openrc: join(agentDir, 'packaging', 'gatehouse-agent.openrc'),
+} as const;
 
-/** `gatehouse-agent-linux-<arch>.tar.gz`, the file install.sh downloads from `$SERVER/agent/`. */
-export function bundleFileName(arch: string): string {
-  return `gatehouse-agent-linux-${arch}.tar.gz`;
-}
+export {
+  agentImageDistName,
+  BUNDLE_ARCHITECTURES,
+  type BundleArchitecture,
+  bundleFileName,
+  executableFileName,
+} from '@gatehouse/protocol/distribution';

@@ -1,19 +1,18 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, constants, existsSync, openSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { Duplex, Writable } from 'node:stream';
+import type { LocalAccount } from '@gatehouse/protocol/accounts';
+import { ChannelOutput, type SessionChannel } from '@gatehouse/protocol/channel-output';
+import { sshExitSignal } from '@gatehouse/protocol/signals';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import type { Session } from 'ssh2';
 import { serveBuiltinSftp } from './builtin-sftp';
-import { ChannelOutput } from './channel-output';
-import type { LocalAccount } from './local-accounts';
 import {
   acceptableClientVariable,
   commandAs,
   loginEnvironment,
   switchUserOptions,
 } from './login-environment';
-import { sshExitSignal } from './signals';
 
 /** Where Debian, Fedora and Alpine put OpenSSH's SFTP server. */
 const SFTP_SERVERS = [
@@ -35,17 +34,6 @@ export interface PtyRequest {
 export interface Running {
   signal(name: string): void;
   resize?(cols: number, rows: number): void;
-}
-
-/**
- * Where a session's program talks: its input is what the channel reads, its output what the channel is written,
- * its errors `stderr`, and `exit` reports how it ended before the channel ends. An ssh2 server channel is one; so
- * is a session of the session protocol (agent/sessions/).
- */
-export interface SessionChannel extends Duplex {
-  readonly stderr: Writable;
-  exit(code: number): void;
-  exit(signal: string, coreDumped: boolean, description: string): void;
 }
 
 /** A login shell when no command is given, as sshd does with argv[0] "-sh"; otherwise the command through it. */

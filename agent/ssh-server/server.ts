@@ -1,9 +1,9 @@
 import type { Duplex } from 'node:stream';
+import type { LocalAccount } from '@gatehouse/protocol/accounts';
+import { type GatewaySigner, verifyGatewaySignature } from '@gatehouse/protocol/gateway-key';
 import ssh2, { type Connection } from 'ssh2';
 import { DeviceSignIn, type SignInOptions } from '../sign-in';
 import { serveDirectTcpip, serveRemoteForwarding, startAgentForwarding } from './forwarding';
-import { type GatewaySigner, verifyGatewaySignature } from './gateway-key';
-import type { LocalAccount } from './local-accounts';
 import { serveSession } from './session';
 
 // ssh2 is CommonJS: its classes come from the default export under Node's ESM loader.

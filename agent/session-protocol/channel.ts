@@ -1,6 +1,6 @@
 import { Duplex, Writable } from 'node:stream';
-import type { SessionChannel } from '../ssh/session';
-import { controlMessage, dataMessages, Message, type MessageType } from './wire';
+import type { SessionChannel } from '@gatehouse/protocol/channel-output';
+import { controlMessage, dataMessages, Message, type MessageType } from '@gatehouse/protocol/session-wire';
 
 /**
  * One session of the session protocol, on the agent, as the session code's SessionChannel: what the program reads

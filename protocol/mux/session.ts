@@ -16,7 +16,7 @@ import { MuxStream, type StreamCarrier } from './stream';
 /**
  * What a stream is for, sent by the opener before any byte of the stream: an SSH connection to the agent's own
  * server (`ssh`), a connection on the device's network (`tcp`, for HTTP tunnels), or the session protocol
- * (agent/sessions/): a signed-in `connection`, a `session` of it, a `direct` connection of it (`ssh -L`, `-D`),
+ * (agent/session-protocol/): a signed-in `connection`, a `session` of it, a `direct` connection of it (`ssh -L`, `-D`),
  * or the `pickup` of a connection waiting on the device (`ssh -R`, the forwarded ssh-agent). A connector serves
  * one kind only: `engine`, a connection to the container engine beside it (the one its own configuration names).
  */

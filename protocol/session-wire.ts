@@ -178,4 +178,4 @@ export function readJson(payload: Buffer): Record<string, unknown> {
 }
 
 /** SSH's signal names: a `signal` message with any other is ignored, never passed to `kill`. */
-export { SSH_SIGNALS as SIGNALS } from '../ssh/signals';
+export { SSH_SIGNALS as SIGNALS } from './signals';

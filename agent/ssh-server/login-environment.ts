@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import type { LocalAccount } from './local-accounts';
+import type { LocalAccount } from '@gatehouse/protocol/accounts';
 
 /** The account the agent itself runs as (single-user mode runs every session as it). */
 export function agentAccount(): LocalAccount {

@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Server, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connectDeviceNetwork } from '../device-network';
-import type { StreamHeader } from '../mux/session';
-import type { DeviceSignIn } from '../sign-in';
-import { serveBuiltinSftp } from '../ssh/builtin-sftp';
-import { joinSocket, listenOnDevice, remoteForwardRefusal, serveAgentSocket } from '../ssh/forwarding';
-import type { LocalAccount } from '../ssh/local-accounts';
-import { acceptableClientVariable, loginEnvironment } from '../ssh/login-environment';
-import { type PtyRequest, type Running, runPiped, runShell, systemSftpServer } from '../ssh/session';
-import { ProtocolChannel } from './channel';
-import { sftpOverChannel } from './sftp';
+import type { LocalAccount } from '@gatehouse/protocol/accounts';
+import type { StreamHeader } from '@gatehouse/protocol/mux';
 import {
   controlMessage,
   Message,
@@ -19,7 +11,15 @@ import {
   readJson,
   SessionProtocolError,
   SIGNALS,
-} from './wire';
+} from '@gatehouse/protocol/session-wire';
+import { connectDeviceNetwork } from '../device-network';
+import type { DeviceSignIn } from '../sign-in';
+import { serveBuiltinSftp } from '../ssh-server/builtin-sftp';
+import { joinSocket, listenOnDevice, remoteForwardRefusal, serveAgentSocket } from '../ssh-server/forwarding';
+import { acceptableClientVariable, loginEnvironment } from '../ssh-server/login-environment';
+import { type PtyRequest, type Running, runPiped, runShell, systemSftpServer } from '../ssh-server/session';
+import { ProtocolChannel } from './channel';
+import { sftpOverChannel } from './sftp';
 
 /** How long a connection waiting on the device (`-R`, the ssh-agent socket) waits for the gateway's pickup. */
 const PICKUP_TIMEOUT_MS = 15_000;

@@ -1,5 +1,15 @@
-import type { Readable } from 'node:stream';
-import type { SessionChannel } from './session';
+import type { Duplex, Readable, Writable } from 'node:stream';
+
+/**
+ * Where a session's program talks: its input is what the channel reads, its output what the channel is written,
+ * its errors `stderr`, and `exit` reports how it ended before the channel ends. An ssh2 server channel is one; so
+ * is a session of the session protocol (the agent's session-protocol server).
+ */
+export interface SessionChannel extends Duplex {
+  readonly stderr: Writable;
+  exit(code: number): void;
+  exit(signal: string, coreDumped: boolean, description: string): void;
+}
 
 /** Bytes waiting for the peer before the sources are paused, and below which they resume. */
 const PAUSE_ABOVE = 2 * 1024 * 1024;

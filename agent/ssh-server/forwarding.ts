@@ -3,8 +3,8 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
+import type { LocalAccount } from '@gatehouse/protocol/accounts';
 import type { Channel, Connection } from 'ssh2';
-import type { LocalAccount } from './local-accounts';
 import { switchUserOptions } from './login-environment';
 
 /** Local (-L) and dynamic (-D) forwarding: both arrive as direct-tcpip channels. */
