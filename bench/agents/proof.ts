@@ -9,7 +9,7 @@
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { checkProof, proofHeaders } from '@gatehouse/agent/protocol';
+import { checkProof, proofHeaders } from '@gatehouse/protocol/agent-proof';
 import { startServer } from '../../test/support/server';
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
