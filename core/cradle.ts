@@ -2,14 +2,13 @@ import type { Knex } from 'knex';
 import type { Caller } from './auth/caller';
 import type { PasswordHashing } from './auth/password';
 import type { TokenService } from './auth/tokens';
-import type { Kernel } from './boot';
 import type { Cache } from './cache';
 import type { Config } from './config/schema';
 import type { Hooks } from './hooks';
+import type { Instance, InstanceFeatures } from './instance';
 import type { Logger } from './log';
 import type { Mailer } from './mail';
 import type { Metrics } from './metrics';
-import type { InstanceFeatures } from './plugin';
 import type { SecretBox } from './secrets';
 import type { SshPenalties } from './ssh/penalties';
 import type { StoreHealth } from './store/health';
@@ -28,7 +27,8 @@ export interface Cradle {
   hooks: Hooks;
   metrics: Metrics;
   features: InstanceFeatures;
-  kernel: Kernel;
+  /** What the running server says about itself: version, plugins, ports, sealed columns. */
+  instance: Instance;
   db: Knex;
   /** Whether the store answers; calls that need it answer 503 while it is down. */
   storeHealth: StoreHealth;

@@ -41,6 +41,8 @@ export {
 } from './http/route';
 export { type CallerResolvers, fieldsOf } from './http/router';
 export { clientAddress, type UpgradeHandler } from './http/server';
+export type { Installation } from './installation';
+export type { Instance } from './instance';
 export type { LogDestination, Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
 export {
@@ -59,15 +61,4 @@ export { parseSshId, printable, type SshTarget } from './ssh/sshid';
 export type { InstanceKeys } from './store/keys';
 export { StoreModel, TenantModel } from './store/model';
 export { requireTenant, TenantStore } from './store/tenant';
-export { AGENT_CONNECTION_PATH, devicePeers, type TunnelAdmission } from './tunnel/device-peers';
-export {
-  DeviceOffline,
-  type PeerAdmission,
-  refuse as refuseUpgrade,
-  TunnelHub,
-  type TunnelHubDeps,
-  type TunnelHubOptions,
-  type TunnelPeers,
-} from './tunnel/hub';
 export { createAjv } from './validation';
-export { version } from './version';

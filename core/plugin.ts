@@ -9,19 +9,20 @@ import type { Hooks } from './hooks';
 import type { Cradle, RouteDef, RouteSchema } from './http/route';
 import type { CallerResolvers } from './http/router';
 import type { UpgradeHandler } from './http/server';
+import type { InstanceFeatures } from './instance';
 import type { Logger } from './log';
 import type { SealedColumn } from './secrets';
 import type { SshConnectionHandler } from './ssh/listener';
 
-/** Things a plugin says about the instance in `GET /info` (e.g. enterprise turns `saml` on when configured). */
-export interface InstanceFeatures {
-  authentication: { local: boolean; saml: boolean };
-}
+export type { InstanceFeatures };
 
 /** What `register` may declare. It does no I/O. */
 export interface RegisterContext {
   config: Config;
-  /** This plugin's own settings (`pluginConfig.<name>` in YAML), validated against its `configSchema`. */
+  /**
+   * This plugin's own settings (`pluginConfig.<name>` in YAML, or its `configKey`), validated against its
+   * `configSchema`, defaults filled in.
+   */
   pluginConfig: Record<string, unknown>;
   log: Logger;
   hooks: Hooks;
@@ -93,12 +94,28 @@ export interface PluginManifest {
   name: string;
   /** Plugins that must be listed (and so registered and booted) before this one. */
   dependsOn: string[];
-  /** Validates `pluginConfig.<name>`; errors name the plugin. */
+  /**
+   * The schema of this plugin's settings (TypeBox, with a `description` and, where there is one, a `default` for
+   * each key): checked once at start, defaults filled in, errors naming the plugin; `ctx.pluginConfig` is the result.
+   * `gatehouse reference` lists every key of it under the plugin's name.
+   */
   configSchema?: TSchema;
+  /**
+   * Where the settings sit in the configuration: `pluginConfig.<name>` unless this names a top-level key of their
+   * own (the enterprise plugin's `saml`). A key of core's, or one another running plugin reads, stops the start.
+   */
+  configKey?: string;
+  /**
+   * Environment variables that set these settings, each with the key inside them that it sets, dotted
+   * (`{ GATEHOUSE_SAML_IDP_SSO_URL: 'idpSsoUrl' }`). Read by the configuration loader after the files and before
+   * the overrides, converted to the key's type; names start with `GATEHOUSE_` and are not core's or another
+   * plugin's. Plugins never read `process.env` themselves.
+   */
+  configEnv?: Record<string, string>;
   /**
    * The directory of this plugin's knex migrations (absolute path or `file:` URL, e.g.
    * `new URL('./migrations/', import.meta.url)`): files whose names start with a digit, applied in name order and
-   * recorded as `<plugin name>/<file>`. Bundled plugins keep theirs under the repository's `migrations/<plugin>/`.
+   * recorded as `<plugin name>/<file>`. Bundled plugins keep theirs in their own folder's `migrations/`.
    */
   migrations?: string | URL;
   /** Commands this plugin adds to the `gatehouse` CLI. */

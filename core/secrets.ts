@@ -191,7 +191,10 @@ export class SecretBox {
    * listed until every value is re-sealed, then go); with GATEHOUSE_SECRET_KEY, the first key listed there is the new
    * one. Every sealed value of `columns` is opened and sealed again in one transaction. Returns the key ids.
    */
-  rotate(db: Knex, columns: SealedColumn[]): Promise<{ from: string[]; to: string; resealed: number }> {
+  rotate(
+    db: Knex,
+    columns: readonly SealedColumn[],
+  ): Promise<{ from: string[]; to: string; resealed: number }> {
     const next = this.rotation.then(
       () => this.rotateNow(db, columns),
       () => this.rotateNow(db, columns),
@@ -202,7 +205,7 @@ export class SecretBox {
 
   private async rotateNow(
     db: Knex,
-    columns: SealedColumn[],
+    columns: readonly SealedColumn[],
   ): Promise<{ from: string[]; to: string; resealed: number }> {
     const from = [...new Set(this.keys.map(keyId))];
     if (this.fromFile) {

@@ -1,12 +1,14 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 
 /**
- * Every configuration key, with its environment variable and meaning. This table is the single source for the
- * loader, the validator and the self-hosted reference page of the docs (`gatehouse reference --json`).
+ * Every configuration key of core's, with its environment variable and meaning. This table is the single source for
+ * the loader, the validator and the self-hosted reference page of the docs (`gatehouse reference --json`); each
+ * plugin's settings come from its manifest (`configSchema`, `configKey`, `configEnv`) the same way.
  */
 export const configSchema = T.Object(
   {
-    edition: T.Union([T.Literal('community'), T.Literal('enterprise'), T.Literal('cloud')], {
+    edition: T.String({
+      // One of the editions the host knows (the loader checks it against them).
       description: 'Which edition to run: decides the plugins that are loaded.',
     }),
     plugins: T.Array(T.String(), {
@@ -249,42 +251,6 @@ export const configSchema = T.Object(
           '/48) may hold in a namespace (429 beyond).',
       }),
     }),
-    billing: T.Object(
-      {
-        stripeSecretKey: T.Optional(
-          T.String({
-            minLength: 1,
-            description:
-              'Secret API key of the Stripe account that bills the cloud edition (sk_live_... or sk_test_...); unset, the billing calls answer 424. Never logged.',
-          }),
-        ),
-        stripeWebhookSecret: T.Optional(
-          T.String({
-            minLength: 1,
-            description:
-              'Signing secret (whsec_...) of the Stripe webhook endpoint pointed at POST /api/billing/webhook; events whose signature it does not verify are refused. Never logged.',
-          }),
-        ),
-        stripePlan: T.Optional(
-          T.String({
-            minLength: 1,
-            description:
-              'The Stripe plan (a recurring price) a subscription is made of; its quantity is the number of accepted devices.',
-          }),
-        ),
-        stripeApiBase: T.Optional(
-          T.String({
-            format: 'uri',
-            description:
-              'Where the Stripe API is reached (default https://api.stripe.com): only for tests and for self-hosters with a Stripe-compatible server.',
-          }),
-        ),
-      },
-      {
-        description:
-          'Billing of the cloud edition through Stripe (used only when the cloud plugin is loaded).',
-      },
-    ),
     log: T.Object({
       level: T.Union(
         ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => T.Literal(l)),
@@ -305,119 +271,6 @@ export const configSchema = T.Object(
         "(V8's --heap-growing-percent); 0 leaves it to V8, which after an idle spell can run a full collection " +
         'every few scavenges while a large transfer goes through the gateway.',
     }),
-    saml: T.Object(
-      {
-        idpMetadataUrl: T.Optional(
-          T.String({
-            format: 'uri',
-            description:
-              "Address of the identity provider's SAML metadata (enterprise edition): its entity ID, sign-in address and signing certificates are read from it, and read again every hour.",
-          }),
-        ),
-        idpMetadataXml: T.Optional(
-          T.String({
-            description: "The identity provider's SAML metadata document itself, instead of its address.",
-          }),
-        ),
-        idpEntityId: T.Optional(
-          T.String({
-            description: "The identity provider's entity ID, when it is set up by hand (no metadata).",
-          }),
-        ),
-        idpSsoUrl: T.Optional(
-          T.String({
-            format: 'uri',
-            description:
-              "The identity provider's single sign-on address (HTTP-Redirect binding), set up by hand.",
-          }),
-        ),
-        idpCertificate: T.Optional(
-          T.String({
-            description:
-              "The identity provider's signing certificate(s), PEM (several one after the other while it rolls its key), set up by hand.",
-          }),
-        ),
-        spEntityId: T.Optional(
-          T.String({
-            description:
-              "This server's entity ID as the identity provider knows it (default <publicUrl>/api/user/saml/metadata).",
-          }),
-        ),
-        signRequests: T.Optional(
-          T.Boolean({
-            description: 'Sign the authentication requests sent to the identity provider with spPrivateKey.',
-          }),
-        ),
-        spPrivateKey: T.Optional(
-          T.String({
-            description: 'PEM private key that signs authentication requests (with signRequests).',
-          }),
-        ),
-        spCertificate: T.Optional(
-          T.String({
-            description: 'PEM certificate of spPrivateKey, published in the service provider metadata.',
-          }),
-        ),
-        localLogin: T.Optional(
-          T.Boolean({
-            description:
-              'false makes the instance SSO-only while SAML is on: password sign-in (and its MFA recovery) answers 403.',
-          }),
-        ),
-        startsPerSource: T.Integer({
-          minimum: 1,
-          description:
-            'Sign-ins one source address (IPv6: its /64) may have waiting for the identity provider at once: each GET /api/user/saml/auth stores its request for 10 minutes; more answer 429 with Retry-After.',
-        }),
-        startsTotal: T.Integer({
-          minimum: 1,
-          description:
-            'Sign-ins the whole installation may have waiting for the identity provider at once (every source together); more answer 429 with Retry-After.',
-        }),
-        allowSha1: T.Boolean({
-          description:
-            'Accept identity provider answers signed or digested with SHA-1 (refused by default: SHA-1 signatures can be forged). Only for an old IdP that cannot sign with SHA-256; applies to set-ups made in the console too.',
-        }),
-        attributes: T.Optional(
-          T.Object(
-            {
-              email: T.Optional(
-                T.String({
-                  description:
-                    'Attribute holding the e-mail address (default: the NameID when it is one, else the usual e-mail attributes).',
-                }),
-              ),
-              name: T.Optional(
-                T.String({
-                  description: 'Attribute holding the display name (default: the usual name attributes).',
-                }),
-              ),
-              username: T.Optional(
-                T.String({
-                  description: 'Attribute holding the username (default: made from the e-mail address).',
-                }),
-              ),
-              namespace: T.Optional(
-                T.String({
-                  description: 'Attribute naming namespaces the user is made a member of at sign-in.',
-                }),
-              ),
-              role: T.Optional(
-                T.String({
-                  description: 'Attribute holding the role in those namespaces (default observer).',
-                }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
-        ),
-      },
-      {
-        additionalProperties: false,
-        description:
-          'SAML single sign-on (enterprise edition). Set here, it is on and the console shows it read-only; unset, instance administrators set it in the console.',
-      },
-    ),
     cloudUrl: T.String({
       format: 'uri',
       description: 'The hosted cloud product (docs "Get Started", invites).',
@@ -478,30 +331,8 @@ export const envKeys: Record<string, string> = {
   GATEHOUSE_REGISTRATIONS_PER_MINUTE: 'limits.registrationsPerMinute',
   GATEHOUSE_PENDING_PER_SOURCE: 'limits.pendingPerSource',
   GATEHOUSE_PENDING_PER_BLOCK: 'limits.pendingPerBlock',
-  GATEHOUSE_STRIPE_SECRET_KEY: 'billing.stripeSecretKey',
-  GATEHOUSE_STRIPE_WEBHOOK_SECRET: 'billing.stripeWebhookSecret',
-  GATEHOUSE_STRIPE_PLAN: 'billing.stripePlan',
-  GATEHOUSE_STRIPE_API_BASE: 'billing.stripeApiBase',
   GATEHOUSE_LOG_LEVEL: 'log.level',
   GATEHOUSE_LOG_PRETTY: 'log.pretty',
   GATEHOUSE_HEAP_GROWING_PERCENT: 'heapGrowingPercent',
   GATEHOUSE_CLOUD_URL: 'cloudUrl',
-  GATEHOUSE_SAML_IDP_METADATA_URL: 'saml.idpMetadataUrl',
-  GATEHOUSE_SAML_IDP_METADATA_XML: 'saml.idpMetadataXml',
-  GATEHOUSE_SAML_IDP_ENTITY_ID: 'saml.idpEntityId',
-  GATEHOUSE_SAML_IDP_SSO_URL: 'saml.idpSsoUrl',
-  GATEHOUSE_SAML_IDP_CERTIFICATE: 'saml.idpCertificate',
-  GATEHOUSE_SAML_SP_ENTITY_ID: 'saml.spEntityId',
-  GATEHOUSE_SAML_SIGN_REQUESTS: 'saml.signRequests',
-  GATEHOUSE_SAML_SP_PRIVATE_KEY: 'saml.spPrivateKey',
-  GATEHOUSE_SAML_SP_CERTIFICATE: 'saml.spCertificate',
-  GATEHOUSE_SAML_LOCAL_LOGIN: 'saml.localLogin',
-  GATEHOUSE_SAML_STARTS_PER_SOURCE: 'saml.startsPerSource',
-  GATEHOUSE_SAML_STARTS_TOTAL: 'saml.startsTotal',
-  GATEHOUSE_SAML_ALLOW_SHA1: 'saml.allowSha1',
-  GATEHOUSE_SAML_ATTRIBUTE_EMAIL: 'saml.attributes.email',
-  GATEHOUSE_SAML_ATTRIBUTE_NAME: 'saml.attributes.name',
-  GATEHOUSE_SAML_ATTRIBUTE_USERNAME: 'saml.attributes.username',
-  GATEHOUSE_SAML_ATTRIBUTE_NAMESPACE: 'saml.attributes.namespace',
-  GATEHOUSE_SAML_ATTRIBUTE_ROLE: 'saml.attributes.role',
 };

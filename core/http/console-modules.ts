@@ -4,17 +4,14 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import send from 'koa-send';
 import { NotFound } from '../errors';
+import type { ConsoleModuleEntry } from '../instance';
 import type { Logger } from '../log';
 import type { PluginManifest } from '../plugin';
 
+export type { ConsoleModuleEntry };
+
 /** Where the server serves a plugin's console module folder. */
 export const CONSOLE_MODULES_PATH = '/console/plugins';
-
-/** A running plugin's console module as `GET /info` lists it for the console. */
-export interface ConsoleModuleEntry {
-  plugin: string;
-  url: string;
-}
 
 /** The console modules of the running plugins, in load order (the console fills its slots in that order). */
 export function consoleModuleEntries(plugins: readonly PluginManifest[]): ConsoleModuleEntry[] {

@@ -8,7 +8,6 @@ import type Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import compress from 'koa-compress';
 import serveStatic from 'koa-static';
-import { repoRoot } from '../config/load';
 import type { Config } from '../config/schema';
 import { HttpError, Invalid, NotFound, PayloadTooLarge } from '../errors';
 import type { Logger } from '../log';
@@ -27,6 +26,8 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** The Koa application: request ids, logs, metrics, one error body, body limits, routes, console assets. */
 export function createHttpApp(deps: {
   config: Config;
+  /** The console shell's built folder (the host's to say); the console is served from it when it exists. */
+  consoleDir: string;
   log: Logger;
   metrics: Metrics;
   routers: Router[];
@@ -88,7 +89,7 @@ export function createHttpApp(deps: {
   for (const mw of deps.early ?? []) app.use(mw);
 
   // After the tunnel proxy: a site served through an HTTP tunnel keeps its own headers.
-  app.use(securityHeaders(path.join(repoRoot, 'web', 'dist', 'index.html')));
+  app.use(securityHeaders(path.join(deps.consoleDir, 'index.html')));
 
   app.use(compress({ threshold: 1024 }));
 
@@ -113,14 +114,14 @@ export function createHttpApp(deps: {
   }
   for (const router of deps.extraRoutes ?? []) app.use(router.routes());
 
-  const webDist = path.join(repoRoot, 'web', 'dist');
-  if (existsSync(webDist)) {
-    app.use(serveStatic(webDist, { index: 'index.html', maxage: 0, gzip: true }));
+  const consoleDir = deps.consoleDir;
+  if (existsSync(consoleDir)) {
+    app.use(serveStatic(consoleDir, { index: 'index.html', maxage: 0, gzip: true }));
   }
   app.use(async (ctx) => {
     if (ctx.status !== 404 || ctx.body !== undefined) return;
     const isApi = /^\/(api|internal|openapi|agent|ws|info|healthz|readyz|metrics)(\/|$)/.test(ctx.path);
-    const indexHtml = path.join(webDist, 'index.html');
+    const indexHtml = path.join(consoleDir, 'index.html');
     if (!isApi && ctx.method === 'GET' && ctx.accepts('html') && existsSync(indexHtml)) {
       // Client-side routes of the console (e.g. /setup, /devices/...) all load the same shell.
       ctx.type = 'html';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
-import { ConfigError, repoRoot } from '../config/load';
+import { ConfigError } from '../config/load';
 import type { PluginManifest } from '../plugin';
 
 /** Whose migrations, and where they are: `name` prefixes each migration's recorded name. */
@@ -11,10 +11,10 @@ export interface MigrationOwner {
   dir: string;
 }
 
-/** Core's own migrations (the instance's keys and settings), applied before any plugin's. */
+/** Core's own migrations (the instance's keys and settings), in core's own folder, applied before any plugin's. */
 export const coreMigrations: MigrationOwner = {
   name: 'core',
-  dir: path.join(repoRoot, 'migrations', 'core'),
+  dir: fileURLToPath(new URL('../migrations/', import.meta.url)),
 };
 
 /** The migrations a manifest registers, or undefined when it has none. */
@@ -30,6 +30,18 @@ export function pluginMigrations(
     );
   }
   return { name: plugin.name, dir };
+}
+
+/** The migrations of a list of plugins: core's first, then each plugin's directory in list order. */
+export function migrationOwners(
+  plugins: readonly Pick<PluginManifest, 'name' | 'migrations'>[],
+): MigrationOwner[] {
+  const owners = [coreMigrations];
+  for (const p of plugins) {
+    const own = pluginMigrations(p);
+    if (own) owners.push(own);
+  }
+  return owners;
 }
 
 /** What a migration file exports. */

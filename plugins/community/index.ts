@@ -11,7 +11,7 @@ import * as installkeys from './installkeys/index';
 import * as members from './members/index';
 import * as mfa from './mfa/index';
 import * as namespaces from './namespaces/index';
-import * as saml from './saml/index';
+import * as saml from './saml-stand-ins/index';
 import * as sessions from './sessions/index';
 import * as setup from './setup/index';
 import * as sshkeys from './sshkeys/index';
@@ -27,7 +27,7 @@ import * as users from './users/index';
 export default definePlugin({
   name: 'community',
   dependsOn: [],
-  migrations: new URL('../../migrations/community/', import.meta.url),
+  migrations: new URL('./migrations/', import.meta.url),
   cli: adminCommands,
   console: { dir: new URL('./web/dist/', import.meta.url), entry: 'index.js' },
   register(ctx) {
@@ -64,3 +64,49 @@ export default definePlugin({
     ctx.every(3600, 'ended sign-ins', () => ctx.container.cradle.users.forgetEndedSignIns());
   },
 });
+
+// The public face of the community plugin: what other plugins, and outside authors, may build on. Import these
+// from '@gatehouse/plugin-community' by name; nothing else of this package is reachable (its package.json exports
+// only this file). The developer docs' "Writing a plugin" page lists them with what each is for.
+
+// Tunnels dialed in by outside processes (device agents here, connectors in the enterprise plugin).
+export { AGENT_CONNECTION_PATH, devicePeers, type TunnelAdmission } from './agent-tunnels/device-peers';
+export {
+  DeviceOffline,
+  type PeerAdmission,
+  refuse as refuseUpgrade,
+  TunnelHub,
+  type TunnelHubDeps,
+  type TunnelHubOptions,
+  type TunnelPeers,
+} from './agent-tunnels/hub';
+// The stored entities other features read and write, through a TenantStore of the request scope.
+export { Device } from './devices/model';
+// Services, as types of the container entries of the same names (resolve them from the cradle or the request scope).
+export type { DeviceService, NamespaceDevices } from './devices/service';
+// Rules that other features apply the same way.
+export { acceptable, defaultDeviceName, usage } from './devices/service';
+// The SSH gateway's extension point: another kind of target (containers) is an upstream dialer.
+export type { SshDevice } from './gateway/admission';
+export {
+  type SessionRequest,
+  type TargetSession,
+  type Upstream,
+  type UpstreamAuth,
+  type UpstreamDialer,
+  UpstreamRefused,
+} from './gateway/upstream';
+export { Member } from './members/model';
+export type { MemberService } from './members/service';
+export type { MfaService } from './mfa/service';
+export { digest } from './mfa/service';
+export { Namespace } from './namespaces/model';
+// Schemas of the fields other plugins' routes take or answer.
+export { tenantParams } from './namespaces/schemas';
+export type { NamespaceService } from './namespaces/service';
+export { Lockout, lockedOut } from './users/lockout';
+export { User } from './users/model';
+export { email, name, password, userAuth, username } from './users/schemas';
+export type { UserRow, UserService } from './users/service';
+export { newSignIn, newUserId } from './users/service';
+export { sourceBlock } from './users/source-limit';

@@ -1,8 +1,7 @@
 import { request } from 'node:http';
 import { HttpError, type Kernel, type LocalCall } from '@gatehouse/core';
-import { answers, localSocketPath } from '@gatehouse/core/boot';
-import { loadConfig } from '@gatehouse/core/config/load';
-import { createKernel } from '../index';
+import { answers, localSocketPath } from '@gatehouse/core/listeners';
+import { coreConfig, createKernel } from '../index';
 
 /**
  * Runs `fn` with calls to the API as the operator (the `local` caller): through the running server's local socket
@@ -12,7 +11,7 @@ import { createKernel } from '../index';
  * opened until the first call, so a command that makes none stays cheap.
  */
 export async function withLocalApi<T>(command: string, fn: (call: LocalCall) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, {});
+  const config = coreConfig(process.env);
   const socket = localSocketPath(config.dataDir);
   const direct = caller(socket);
   let ready: Promise<Kernel | undefined> | undefined;
@@ -48,7 +47,7 @@ export async function withLocalApi<T>(command: string, fn: (call: LocalCall) => 
 
 /** Whether a server answers on the data directory's local socket. */
 export async function serverRunning(): Promise<boolean> {
-  return answers(localSocketPath(loadConfig(process.env, {}).dataDir));
+  return answers(localSocketPath(coreConfig(process.env).dataDir));
 }
 
 function caller(socketPath: string): LocalCall {

@@ -1,11 +1,11 @@
-import { HttpError, Kernel, type PluginManifest, version } from '@gatehouse/core';
-import { ConfigError, loadConfig } from '@gatehouse/core/config/load';
-import { configSchema, envKeys } from '@gatehouse/core/config/schema';
+import { HttpError, type Kernel, type PluginManifest } from '@gatehouse/core';
+import { ConfigError } from '@gatehouse/core/config/load';
+import { type ConfigEntry, configReference } from '@gatehouse/core/config/reference';
 import { tuneHeap } from '@gatehouse/core/heap';
 import { guardProcess } from '@gatehouse/core/process-guards';
 import { StoreBusy } from '@gatehouse/core/store/lock';
 import { Command, CommanderError, Option } from 'commander';
-import { createKernel, pluginResolver } from '../index';
+import { bundledPlugins, coreConfig, createKernel, installation, loadConfig, pluginResolver } from '../index';
 import { addPluginCommands } from './commands';
 import { serverRunning } from './local';
 
@@ -17,7 +17,7 @@ import { serverRunning } from './local';
 export function buildCli(plugins: PluginManifest[] = []): Command {
   const program = new Command('gatehouse')
     .description('Gatehouse: self-hosted remote access to Linux devices over SSH.')
-    .version(version)
+    .version(installation.version)
     .showHelpAfterError()
     .exitOverride()
     .hook('preAction', (_program, action) => {
@@ -74,7 +74,7 @@ export function buildCli(plugins: PluginManifest[] = []): Command {
     .addArgument(
       new Command()
         .createArgument('[edition]', 'community, enterprise or cloud')
-        .choices(['community', 'enterprise', 'cloud']),
+        .choices([...installation.editions]),
     )
     .action(async (edition: string | undefined) => {
       const kernel = await createKernel({
@@ -91,7 +91,7 @@ export function buildCli(plugins: PluginManifest[] = []): Command {
     .addArgument(
       new Command()
         .createArgument('[edition]', 'community, enterprise or cloud')
-        .choices(['community', 'enterprise', 'cloud'])
+        .choices([...installation.editions])
         .default('community'),
     )
     .addOption(new Option('--json', 'print JSON instead of a Markdown table').default(false))
@@ -111,13 +111,21 @@ export function buildCli(plugins: PluginManifest[] = []): Command {
     .command('reference')
     .description('Print every configuration key and command (used by the docs).')
     .addOption(new Option('--json', 'print JSON').default(false))
-    .action((opts: { json: boolean }) => {
-      const ref = reference(program);
+    .action(async (opts: { json: boolean }) => {
+      const ref = reference(program, await referencedPlugins(plugins));
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(ref, null, 2)}\n`);
         return;
       }
-      for (const c of ref.config) process.stdout.write(`${c.key}\t${c.env ?? ''}\t${c.description}\n`);
+      let owner: string | undefined;
+      for (const c of ref.config) {
+        // One heading per owner: core's settings, then each plugin's.
+        if (owner === undefined || owner !== (c.plugin ?? 'core')) {
+          owner = c.plugin ?? 'core';
+          process.stdout.write(`# ${owner === 'core' ? 'core' : `plugin ${owner}`}\n`);
+        }
+        process.stdout.write(`${c.key}\t${c.env ?? ''}\t${c.description}\n`);
+      }
     });
 
   addPluginCommands(program, plugins);
@@ -143,37 +151,33 @@ export async function withStore(fn: (kernel: Kernel) => Promise<void>): Promise<
   }
 }
 
-interface ConfigEntry {
-  key: string;
-  env: string | undefined;
-  default: unknown;
-  description: string;
+/**
+ * Every plugin whose settings the reference lists: all the bundled ones, whichever edition runs (the docs list
+ * every key), then the configured ones that are not bundled (an outside plugin the configuration names).
+ */
+async function referencedPlugins(configured: PluginManifest[]): Promise<PluginManifest[]> {
+  const bundled = await Promise.all(Object.values(bundledPlugins).map((load) => load()));
+  return [...bundled, ...configured.filter((p) => !bundled.some((b) => b.name === p.name))];
 }
 
-/** Config keys (from the schema and default.yaml) and commands, for `reference --json` and the docs. */
-function reference(program: Command) {
-  const defaults = Kernel.defaults();
-  const config: ConfigEntry[] = [];
-  const walk = (schema: { properties?: Record<string, unknown> }, prefix: string) => {
-    for (const [k, s] of Object.entries(schema.properties ?? {})) {
-      const sub = s as { properties?: Record<string, unknown>; description?: string; type?: string };
-      const key = prefix ? `${prefix}.${k}` : k;
-      if (sub.type === 'object' && sub.properties) walk(sub, key);
-      else {
-        const env = Object.entries(envKeys).find(([, v]) => v === key)?.[0];
-        config.push({ key, env, default: pickKey(defaults, key), description: sub.description ?? '' });
-      }
-    }
-  };
-  walk(configSchema as never, '');
-  // Not a key: names a YAML file read after the edition file (core/config/load.ts).
-  config.push({
-    key: '',
-    env: 'GATEHOUSE_CONFIG',
-    default: undefined,
-    description:
-      'An extra YAML file with settings, read after config/<edition>.yaml and before the variables.',
-  });
+/** Config keys (core's from its schema and default.yaml, each plugin's from its schema) and commands, for `reference --json` and the docs. */
+function reference(program: Command, plugins: PluginManifest[]) {
+  // The configuration of files alone (no environment): what an installation has before an operator changes it.
+  const entries = configReference(loadConfig({}, {}), plugins);
+  const ownsKey = entries.findIndex((c) => c.plugin !== undefined);
+  const core = ownsKey < 0 ? entries : entries.slice(0, ownsKey);
+  const config: ConfigEntry[] = [
+    ...core,
+    // Not a key: names a YAML file read after the edition file (core/config/load.ts).
+    {
+      key: '',
+      env: 'GATEHOUSE_CONFIG',
+      default: undefined,
+      description:
+        'An extra YAML file with settings, read after config/<edition>.yaml and before the variables.',
+    },
+    ...entries.slice(core.length),
+  ];
   const commands: {
     name: string;
     usage: string;
@@ -197,16 +201,10 @@ function reference(program: Command) {
   return { config, commands };
 }
 
-function pickKey(tree: unknown, key: string): unknown {
-  let cur = tree;
-  for (const part of key.split('.')) cur = (cur as Record<string, unknown> | undefined)?.[part];
-  return cur;
-}
-
 /** The configured plugins' manifests, for the commands they add (loading them registers nothing yet). */
 async function configuredPlugins(): Promise<PluginManifest[]> {
   const resolve = pluginResolver(process.env);
-  return Promise.all(loadConfig(process.env, {}).plugins.map((entry) => resolve(entry)));
+  return Promise.all(coreConfig(process.env).plugins.map((entry) => resolve(entry)));
 }
 
 async function main() {

@@ -1,5 +1,5 @@
 import { type Cache, TooManyRequests } from '@gatehouse/core';
-import { sourceBlock } from '@gatehouse/plugin-community/users/source-limit';
+import { sourceBlock } from '@gatehouse/plugin-community';
 
 /** Calls one source (an address, or a signed-in user for invitations) may make per window, per kind of call. */
 export const MAILS_PER_SOURCE = 20;

@@ -1,6 +1,7 @@
 import { defineRoute, Unauthorized } from '@gatehouse/core';
-import { email, name, password, username } from '@gatehouse/plugin-community/users/schemas';
+import { email, name, password, username } from '@gatehouse/plugin-community';
 import { Type as T } from '@sinclair/typebox';
+import { deletionPreview } from './schemas';
 
 /** SPEC.md section 5: the registration password is up to 64 characters of letters, digits, underscore and hyphen. */
 export const registrationPassword = T.String({
@@ -114,19 +115,7 @@ export const accountRoutes = [
     tags,
     schema: {
       response: {
-        200: T.Object({
-          namespaces: T.Array(
-            T.Object({
-              tenant_id: T.String(),
-              name: T.String(),
-              devices: T.Integer({ description: 'accepted devices' }),
-              members: T.Integer({ description: 'members besides you, who lose access' }),
-              subscription: T.String({ description: "the subscription status, 'inactive' without one" }),
-            }),
-          ),
-          memberships: T.Array(T.Object({ tenant_id: T.String(), name: T.String(), role: T.String() })),
-          confirm: T.Object({ password: T.Boolean(), code: T.Boolean() }),
-        }),
+        200: deletionPreview,
       },
     },
     async handler({ caller, services }) {

@@ -11,19 +11,24 @@ import {
   ServiceUnavailable,
   type UserCaller,
 } from '@gatehouse/core';
-import { Member } from '@gatehouse/plugin-community/members/model';
-import type { MfaService } from '@gatehouse/plugin-community/mfa/service';
-import { Namespace } from '@gatehouse/plugin-community/namespaces/model';
-import type { NamespaceService } from '@gatehouse/plugin-community/namespaces/service';
-import { type Lockout, lockedOut } from '@gatehouse/plugin-community/users/lockout';
-import { User } from '@gatehouse/plugin-community/users/model';
-import type { UserRow, UserService } from '@gatehouse/plugin-community/users/service';
+import {
+  type Lockout,
+  lockedOut,
+  Member,
+  type MfaService,
+  Namespace,
+  type NamespaceService,
+  User,
+  type UserRow,
+  type UserService,
+} from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 import { raw } from 'objection';
 import { BillingSubscription } from '../billing/model';
 import type { InvitationService } from '../invitations/service';
 import type { MailLimit } from './mail-limit';
 import type { Outbox } from './outbox';
+import type { DeletionPreview } from './schemas';
 import { type AccountTokens, TOKEN_SECONDS } from './tokens';
 
 declare module '@gatehouse/core/hooks' {
@@ -46,28 +51,6 @@ export interface Registration {
   password: string;
   email_marketing?: boolean;
   sig?: string;
-}
-
-/** What deleting an account takes with it (`GET /api/user/deletion`), and what the deletion asks for. */
-export interface DeletionPreview {
-  /** The namespaces the account owns: deleted with everything in them; their other members lose access. */
-  namespaces: {
-    tenant_id: string;
-    name: string;
-    devices: number;
-    members: number;
-    /** The namespace's subscription status ('inactive' without one): a running one is canceled. */
-    subscription: string;
-  }[];
-  /** The memberships of namespaces owned by others: they end, the namespaces stay. */
-  memberships: { tenant_id: string; name: string; role: string }[];
-  /** What `DELETE /api/user` needs besides the list of namespaces. */
-  confirm: {
-    /** The account's password (not when the sign-in was a single sign-on within the last 5 minutes). */
-    password: boolean;
-    /** A current code of the authenticator app (two-step verification is on). */
-    code: boolean;
-  };
 }
 
 export interface DeletionInput {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { digest } from '@gatehouse/plugin-community/mfa/service';
+import { digest } from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 import { AccountToken } from './model';
 

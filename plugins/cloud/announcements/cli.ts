@@ -1,11 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { BadRequest, type CliCommand, defineCommand } from '@gatehouse/core';
-
-interface Announcement {
-  uuid: string;
-  title: string;
-  date: string;
-}
+import type { Announcement, AnnouncementSummary } from './schemas';
 
 /** The Markdown of `--content` or, with `--content-file` (`-` for standard input), of that file. */
 function contentOf(o: { content?: string; contentFile?: string }): string | undefined {
@@ -79,7 +74,7 @@ const list = defineCommand({
   describe: 'List the announcements, newest first.',
   async run({ api, out }) {
     for (let page = 1; ; page++) {
-      const rows = await api<Announcement[]>('GET', `/api/announcements?per_page=100&page=${page}`);
+      const rows = await api<AnnouncementSummary[]>('GET', `/api/announcements?per_page=100&page=${page}`);
       for (const a of rows) out(`${a.uuid}\t${a.date.slice(0, 10)}\t${a.title}`);
       if (rows.length < 100) break;
     }

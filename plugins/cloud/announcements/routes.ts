@@ -1,23 +1,12 @@
 import { defineRoute, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
+import { announcement, announcementSummary } from './schemas';
 
 const tags = ['announcements'];
 const uuidParams = T.Object({ uuid: T.String({ format: 'uuid' }) });
 /** SPEC.md section 5: at most 90 characters. */
 const title = T.String({ minLength: 1, maxLength: 90 });
 const content = T.String({ minLength: 1, maxLength: 65536, description: 'Markdown' });
-const short = T.Object({
-  uuid: T.String({ format: 'uuid' }),
-  title: T.String(),
-  date: T.String({ format: 'date-time' }),
-});
-const full = T.Object({
-  uuid: T.String({ format: 'uuid' }),
-  title: T.String(),
-  content: T.String({ description: 'Markdown, as written' }),
-  html: T.String({ description: 'the content as sanitised HTML, safe to show' }),
-  date: T.String({ format: 'date-time' }),
-});
 const seen = T.Object({ seen: T.Boolean() });
 const admin: ['user', 'local'] = ['user', 'local'];
 
@@ -35,7 +24,7 @@ export const announcementRoutes = [
         ...pageQuery,
         order_by: T.Union([T.Literal('asc'), T.Literal('desc')], { default: 'desc', description: 'by date' }),
       }),
-      response: { 200: T.Array(short) },
+      response: { 200: T.Array(announcementSummary) },
     },
     async handler({ query, services }) {
       return services.announcements.list(query);
@@ -47,7 +36,7 @@ export const announcementRoutes = [
     auth: ['none'],
     summary: 'Get an announcement',
     tags,
-    schema: { params: uuidParams, response: { 200: full, 404: null } },
+    schema: { params: uuidParams, response: { 200: announcement, 404: null } },
     async handler({ params, services }) {
       return services.announcements.get(params.uuid);
     },
@@ -85,7 +74,7 @@ export const announcementRoutes = [
     instanceAdmin: true,
     summary: 'Publish an announcement',
     tags: ['instance'],
-    schema: { body: T.Object({ title, content }), response: { 200: full } },
+    schema: { body: T.Object({ title, content }), response: { 200: announcement } },
     async handler({ body, services }) {
       return services.announcements.publish(body);
     },
@@ -100,7 +89,7 @@ export const announcementRoutes = [
     schema: {
       params: uuidParams,
       body: T.Object({ title: T.Optional(title), content: T.Optional(content) }),
-      response: { 200: full, 404: null },
+      response: { 200: announcement, 404: null },
     },
     async handler({ params, body, services }) {
       return services.announcements.edit(params.uuid, body);

@@ -3,15 +3,9 @@ import { NotFound } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import { AnnouncementRead, AnnouncementRow } from './model';
 import { renderAnnouncement } from './render';
+import type { Announcement, AnnouncementSummary } from './schemas';
 
-/** An announcement in full: the Markdown as written, and as safe HTML. */
-export interface Announcement {
-  uuid: string;
-  title: string;
-  content: string;
-  html: string;
-  date: Date;
-}
+const iso = (d: Date | string) => new Date(d).toISOString();
 
 /** Announcements of the instance's administrators (SPEC.md sections 3 and 7): anyone reads them. */
 export class AnnouncementService {
@@ -26,7 +20,11 @@ export class AnnouncementService {
   }
 
   /** The short form (uuid, title, date) of one page, by date, with the total for X-Total-Count. */
-  async list(q: { page: number; per_page: number; order_by: 'asc' | 'desc' }) {
+  async list(q: {
+    page: number;
+    per_page: number;
+    order_by: 'asc' | 'desc';
+  }): Promise<{ total: number; items: AnnouncementSummary[] }> {
     const total = await this.rows().resultSize();
     const rows = await this.rows()
       .orderBy([
@@ -36,7 +34,7 @@ export class AnnouncementService {
       .limit(q.per_page)
       .offset((q.page - 1) * q.per_page)
       .select('uuid', 'title', 'date');
-    const items = rows.map((r) => ({ uuid: r.uuid, title: r.title, date: r.date }));
+    const items = rows.map((r) => ({ uuid: r.uuid, title: r.title, date: iso(r.date) }));
     return { total, items };
   }
 
@@ -52,7 +50,7 @@ export class AnnouncementService {
       title: row.title,
       content: row.content,
       html: renderAnnouncement(row.content),
-      date: row.date,
+      date: iso(row.date),
     };
   }
 

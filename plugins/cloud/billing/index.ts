@@ -1,5 +1,6 @@
 import type { RegisterContext } from '@gatehouse/core';
-import { asClass } from 'awilix';
+import { asClass, asValue } from 'awilix';
+import type { BillingConfig } from './config';
 import { BillingProvider } from './provider';
 import { billingRoutes } from './routes';
 import { BillingService } from './service';
@@ -10,6 +11,8 @@ declare module '@gatehouse/core/cradle' {
     billingProvider: BillingProvider;
     /** Customer, cards, subscription, invoices and the device rules that depend on them. */
     billing: BillingService;
+    /** The `billing.*` settings (the cloud plugin's configuration). */
+    billingConfig: BillingConfig;
   }
 }
 
@@ -22,6 +25,7 @@ declare module '@gatehouse/core/cradle' {
  */
 export function registerBilling(ctx: RegisterContext): void {
   ctx.provide({
+    billingConfig: asValue(ctx.pluginConfig as BillingConfig),
     billingProvider: asClass(BillingProvider).singleton(),
     billing: asClass(BillingService).singleton(),
   });

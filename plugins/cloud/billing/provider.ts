@@ -1,12 +1,6 @@
-import {
-  BadRequest,
-  type Config,
-  FailedDependency,
-  type Logger,
-  NotFound,
-  PaymentRequired,
-} from '@gatehouse/core';
+import { BadRequest, FailedDependency, type Logger, NotFound, PaymentRequired } from '@gatehouse/core';
 import Stripe from 'stripe';
+import type { BillingConfig } from './config';
 
 /** What a provider call is about, for the answers that name it ("payment method not found"). */
 export type ProviderSubject = 'customer' | 'payment method' | 'subscription' | 'invoice';
@@ -18,12 +12,12 @@ export type ProviderSubject = 'customer' | 'payment method' | 'subscription' | '
  * is 424, never 500. The secret key never leaves this class and is never logged.
  */
 export class BillingProvider {
-  private readonly settings: Config['billing'];
+  private readonly settings: BillingConfig;
   private readonly log: Logger;
   private client: Stripe | undefined;
 
-  constructor(deps: { config: Config; log: Logger }) {
-    this.settings = deps.config.billing;
+  constructor(deps: { billingConfig: BillingConfig; log: Logger }) {
+    this.settings = deps.billingConfig;
     this.log = deps.log.child({ part: 'billing' });
   }
 

@@ -1,45 +1,11 @@
 import { BadRequest, defineRoute } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
-import { invoiceStatuses, subscriptionStatuses } from './service';
+import { customer, mostUsedDevice, subscription } from './schemas';
 
 const failures = {
   402: T.Object({ message: T.String(), code: T.Optional(T.String()) }),
   424: T.Object({ message: T.String(), code: T.Optional(T.String()) }),
 };
-
-const paymentMethod = T.Object({
-  id: T.String(),
-  number: T.String({ description: 'Only the last four digits, e.g. `**** **** **** 4242`.' }),
-  brand: T.String({ description: 'visa, mastercard, amex, ...' }),
-  exp_month: T.Integer(),
-  exp_year: T.Integer(),
-  cvc: T.String({ description: "The provider's CVC check: pass, fail, unavailable or unchecked." }),
-  default: T.Boolean({ description: 'The card the subscription is charged to.' }),
-});
-
-const customer = T.Object({
-  id: T.String(),
-  name: T.String(),
-  email: T.String(),
-  payment_methods: T.Array(paymentMethod),
-});
-
-const invoice = T.Object({
-  id: T.String(),
-  status: T.Union(invoiceStatuses.map((s) => T.Literal(s))),
-  currency: T.String({ description: 'usd or brl' }),
-  amount: T.Integer({ description: 'In cents.' }),
-});
-
-const subscription = T.Object({
-  id: T.String({ description: 'Empty while the namespace has no subscription.' }),
-  active: T.Boolean({
-    description: 'Whether the namespace is served as subscribed (active, trialing, past_due).',
-  }),
-  status: T.Union(subscriptionStatuses.map((s) => T.Literal(s))),
-  end_at: T.Integer({ description: 'Unix time the current period ends; 0 without a subscription.' }),
-  invoices: T.Array(invoice),
-});
 
 const paymentMethodBody = T.Object(
   { id: T.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_]+$', description: 'e.g. pm_...' }) },
@@ -183,14 +149,7 @@ export const billingRoutes = [
     tags: ['billing'],
     schema: {
       response: {
-        200: T.Array(
-          T.Object({
-            uid: T.String(),
-            name: T.String(),
-            sessions: T.Integer({ description: 'sessions that signed in' }),
-            last_seen: T.String({ format: 'date-time' }),
-          }),
-        ),
+        200: T.Array(mostUsedDevice),
       },
     },
     async handler({ services, tenantId }) {

@@ -7,10 +7,7 @@ import {
   PaymentRequired,
   TenantStore,
 } from '@gatehouse/core';
-import { Device } from '@gatehouse/plugin-community/devices/model';
-import { acceptable, usage } from '@gatehouse/plugin-community/devices/service';
-import { Namespace } from '@gatehouse/plugin-community/namespaces/model';
-import { User } from '@gatehouse/plugin-community/users/model';
+import { acceptable, Device, Namespace, User, usage } from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 import type Stripe from 'stripe';
 import {
@@ -21,75 +18,22 @@ import {
   BillingWebhookEvent,
 } from './model';
 import type { BillingProvider } from './provider';
-
-/** Subscription statuses of SPEC.md section 4 (`inactive`: none; `to_cancel_at_end_of_period`: ends at renewal). */
-export const subscriptionStatuses = [
-  'inactive',
-  'active',
-  'trialing',
-  'incomplete',
-  'incomplete_expired',
-  'past_due',
-  'canceled',
-  'unpaid',
-  'paused',
-  'to_cancel_at_end_of_period',
-] as const;
-export type SubscriptionStatus = (typeof subscriptionStatuses)[number];
-
-/** Invoice statuses of SPEC.md section 4 (Stripe's `void` is `voided`). */
-export const invoiceStatuses = ['draft', 'open', 'paid', 'uncollectible', 'voided'] as const;
-export type InvoiceStatus = (typeof invoiceStatuses)[number];
+import {
+  type CustomerView,
+  type InvoiceStatus,
+  type InvoiceView,
+  invoiceStatuses,
+  type MostUsedDevice,
+  type SubscriptionStatus,
+  type SubscriptionView,
+  subscriptionStatuses,
+} from './schemas';
 
 /**
  * Stripe statuses under which the namespace is served as subscribed. `past_due` is included: Stripe is still
  * retrying the renewal payment, and devices are not cut off while it does; `unpaid` (retries exhausted) is not.
  */
 const SERVING = new Set(['active', 'trialing', 'past_due']);
-
-export interface PaymentMethodView {
-  id: string;
-  /** The card number as far as anyone may see it: its last four digits. */
-  number: string;
-  brand: string;
-  exp_month: number;
-  exp_year: number;
-  /** The provider's check of the card's CVC (pass, fail, unavailable, unchecked); the CVC itself is never kept. */
-  cvc: string;
-  default: boolean;
-}
-
-export interface CustomerView {
-  id: string;
-  name: string;
-  email: string;
-  payment_methods: PaymentMethodView[];
-}
-
-export interface InvoiceView {
-  id: string;
-  status: InvoiceStatus;
-  currency: string;
-  /** In cents. */
-  amount: number;
-}
-
-export interface SubscriptionView {
-  id: string;
-  active: boolean;
-  status: SubscriptionStatus;
-  /** Unix time the current period ends (0 without a subscription). */
-  end_at: number;
-  invoices: InvoiceView[];
-}
-
-export interface MostUsedDevice {
-  uid: string;
-  name: string;
-  /** Sessions opened to the device (the measure of use). */
-  sessions: number;
-  last_seen: string;
-}
 
 /**
  * Billing of the cloud edition (issue 15): a namespace's customer and cards at the payment provider, its

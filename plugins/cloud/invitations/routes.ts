@@ -1,29 +1,10 @@
 import { defineRoute } from '@gatehouse/core';
-import { tenantParams } from '@gatehouse/plugin-community/namespaces/schemas';
-import { email } from '@gatehouse/plugin-community/users/schemas';
+import { email, tenantParams } from '@gatehouse/plugin-community';
 import { Type as T } from '@sinclair/typebox';
 import { mailedToken } from '../accounts/routes';
+import { grantable, invitation, memberId } from './schemas';
 
 const tags = ['members'];
-const grantable = T.Union([T.Literal('administrator'), T.Literal('operator'), T.Literal('observer')], {
-  description: 'not above your own role; the owner role is never granted',
-});
-const memberId = T.String({
-  pattern: '^[0-9a-f]{24}$',
-  description:
-    'member id: the user id of the invitee, or the id an address without an account is invited under',
-});
-const invitation = T.Object({
-  id: memberId,
-  tenant_id: T.String({ format: 'uuid' }),
-  namespace: T.String({ description: 'name of the namespace' }),
-  email: T.String(),
-  role: T.String(),
-  status: T.Union([T.Literal('pending'), T.Literal('accepted'), T.Literal('expired')]),
-  expires_at: T.String({ format: 'date-time' }),
-  account: T.Boolean({ description: 'an account has this address (else the link leads to sign-up)' }),
-});
-
 /** Cloud invitations (SPEC.md section 7, "Namespaces"; section 4, member status). */
 export const invitationRoutes = [
   defineRoute({

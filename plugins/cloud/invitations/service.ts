@@ -15,34 +15,25 @@ import {
   ServiceUnavailable,
   TenantStore,
 } from '@gatehouse/core';
-import { Member } from '@gatehouse/plugin-community/members/model';
-import type { MemberService } from '@gatehouse/plugin-community/members/service';
-import { digest } from '@gatehouse/plugin-community/mfa/service';
-import type { NamespaceService } from '@gatehouse/plugin-community/namespaces/service';
-import { User } from '@gatehouse/plugin-community/users/model';
-import { newUserId, type UserRow } from '@gatehouse/plugin-community/users/service';
+import {
+  digest,
+  Member,
+  type MemberService,
+  type NamespaceService,
+  newUserId,
+  User,
+  type UserRow,
+} from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 import type { MailLimit } from '../accounts/mail-limit';
 import type { Outbox } from '../accounts/outbox';
 import { Invitation } from './model';
+import type { InviteView } from './schemas';
 
 /** SPEC.md sections 4 and 9: an invitation is valid for 7 days. */
 export const INVITE_DAYS = 7;
 
 type InviteRow = Invitation;
-
-/** An invitation as the accept-invite page and the Members screen see it. */
-export interface InviteView {
-  id: string;
-  tenant_id: string;
-  namespace: string;
-  email: string;
-  role: Role;
-  status: 'pending' | 'accepted' | 'expired';
-  expires_at: Date;
-  /** Whether an account has the invited address (the page leads to sign-up when not). */
-  account: boolean;
-}
 
 /**
  * E-mailed invitations of the cloud (SPEC.md section 4): the member stays pending, without access, until the
@@ -245,7 +236,7 @@ export class InvitationService {
       email: row.email,
       role: isRole(row.role) ? row.role : 'observer',
       status: row.accepted_at ? 'accepted' : new Date(row.expires_at) <= new Date() ? 'expired' : 'pending',
-      expires_at: row.expires_at,
+      expires_at: new Date(row.expires_at).toISOString(),
       account: Boolean(account),
     };
   }

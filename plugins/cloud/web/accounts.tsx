@@ -15,19 +15,8 @@ import {
   useSearchParam,
 } from '@gatehouse/console';
 import { type FormEvent, useEffect, useState } from 'react';
+import type { InviteView as InvitationStatus } from '../invitations/schemas';
 import { calls } from './api';
-
-/** What an invitation link's status call answers (the accept-invite page and the sign-in screen read it). */
-export interface InvitationStatus {
-  id: string;
-  tenant_id: string;
-  namespace: string;
-  email: string;
-  role: string;
-  status: 'pending' | 'accepted' | 'expired';
-  expires_at: string;
-  account: boolean;
-}
 
 /** The query of an invitation link: `/accept-invite?tenant-id=&user-id=&sig=`. */
 export function inviteLink(search: URLSearchParams) {
@@ -311,18 +300,19 @@ export function SignInLinks() {
   const { pathname, search } = useLocation();
   const invite = matchPath('/accept-invite', pathname) ? inviteLink(new URLSearchParams(search)) : null;
   const [invited, setInvited] = useState<InvitationStatus | null>(null);
+  const { tenant, id, sig } = invite ?? {};
   useEffect(() => {
-    if (!invite) return;
+    if (!tenant || !id || !sig) return;
     api
       .call<InvitationStatus>(calls.inviteStatus, {
-        params: { tenant: invite.tenant, id: invite.id },
-        query: { sig: invite.sig },
+        params: { tenant, id },
+        query: { sig },
       })
       .then(
         (status) => {
           if (!status.account && status.status === 'pending') {
             const next = new URLSearchParams({
-              sig: invite.sig,
+              sig,
               email: status.email,
               namespace: status.namespace,
             });
@@ -331,7 +321,7 @@ export function SignInLinks() {
         },
         () => setInvited(null),
       );
-  }, [api, navigate, invite?.tenant, invite?.id, invite?.sig]);
+  }, [api, navigate, tenant, id, sig]);
   return (
     <div className="stack" style={{ marginTop: 12, textAlign: 'center' }}>
       {invited ? (

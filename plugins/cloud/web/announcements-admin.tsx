@@ -15,7 +15,7 @@ import {
   usePagedList,
 } from '@gatehouse/console';
 import { useState } from 'react';
-import type { Announcement, AnnouncementSummary } from './announcements';
+import type { Announcement, AnnouncementSummary } from '../announcements/schemas';
 import { calls } from './api';
 
 /**

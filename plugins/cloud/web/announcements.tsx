@@ -1,17 +1,7 @@
 import { Button, Dialog, formatDate, useApi, useUser } from '@gatehouse/console';
 import { useEffect, useState } from 'react';
+import type { Announcement, AnnouncementSummary } from '../announcements/schemas';
 import { calls } from './api';
-
-export interface AnnouncementSummary {
-  uuid: string;
-  title: string;
-  date: string;
-}
-export interface Announcement extends AnnouncementSummary {
-  content: string;
-  /** The Markdown as HTML the server sanitised (no script, handler or `javascript:` link). */
-  html: string;
-}
 
 /**
  * Shows the newest announcement once per user: dismissed, it stays away until a newer one is published. The server
@@ -21,6 +11,7 @@ export function NewAnnouncement() {
   const api = useApi();
   const user = useUser();
   const [shown, setShown] = useState<Announcement | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: looked up again for each user who signs in
   useEffect(() => {
     let live = true;
     api
@@ -56,6 +47,7 @@ export function NewAnnouncement() {
       footer={<Button onClick={close}>Got it</Button>}
     >
       {/* The server sanitised this HTML (sanitize-html): no script, handler or unsafe link is left. */}
+      {/* biome-ignore lint/security/noDangerouslySetInnerHtml: sanitised by the server, as said above */}
       <div className="announcement" dangerouslySetInnerHTML={{ __html: shown.html }} />
     </Dialog>
   );

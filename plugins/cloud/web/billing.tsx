@@ -20,51 +20,21 @@ import {
   useUser,
 } from '@gatehouse/console';
 import { type FormEvent, useEffect, useState } from 'react';
+import type {
+  CustomerView as Customer,
+  InvoiceView as Invoice,
+  MostUsedDevice as MostUsed,
+  PaymentMethodView as PaymentMethod,
+  SubscriptionView as Subscription,
+} from '../billing/schemas';
 import { calls } from './api';
 import { FREE_DEVICES } from './limit';
 
-interface Invoice {
-  id: string;
-  status: 'draft' | 'open' | 'paid' | 'uncollectible' | 'voided';
-  currency: string;
-  amount: number;
-}
-
-interface Subscription {
-  id: string;
-  active: boolean;
-  status: string;
-  end_at: number;
-  invoices: Invoice[];
-}
-
-interface PaymentMethod {
-  id: string;
-  number: string;
-  brand: string;
-  exp_month: number;
-  exp_year: number;
-  cvc: string;
-  default: boolean;
-}
-
-interface Customer {
-  id: string;
-  name: string;
-  email: string;
-  payment_methods: PaymentMethod[];
-}
-
+/** What the device choice needs of a device of `GET /api/devices` (the community plugin's entity). */
 interface DeviceRow {
   uid: string;
   name: string;
   online: boolean;
-}
-
-interface MostUsed {
-  uid: string;
-  name: string;
-  sessions: number;
 }
 
 const statusWords: Record<string, string> = {

@@ -12,14 +12,8 @@ import {
   useResource,
 } from '@gatehouse/console';
 import { useState } from 'react';
+import type { DeletionPreview } from '../accounts/schemas';
 import { calls } from './api';
-
-/** What `GET /api/user/deletion` answers: what goes with the account, and what the deletion asks for. */
-interface DeletionPreview {
-  namespaces: { tenant_id: string; name: string; devices: number; members: number; subscription: string }[];
-  memberships: { tenant_id: string; name: string; role: string }[];
-  confirm: { password: boolean; code: boolean };
-}
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 

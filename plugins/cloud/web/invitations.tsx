@@ -21,7 +21,8 @@ import {
   useUser,
 } from '@gatehouse/console';
 import { type FormEvent, useState } from 'react';
-import { type InvitationStatus, inviteLink } from './accounts';
+import type { InviteView as InvitationStatus } from '../invitations/schemas';
+import { inviteLink } from './accounts';
 import { calls } from './api';
 
 /** The invitation link's page, signed in: what it is, and the button that accepts it. */

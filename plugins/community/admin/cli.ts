@@ -1,16 +1,5 @@
 import { BadRequest, type CliCommand, defineCommand } from '@gatehouse/core';
-
-interface AdminUser {
-  id: string;
-  username: string;
-  admin: boolean;
-  disabled: boolean;
-}
-interface AdminNamespace {
-  tenant_id: string;
-  name: string;
-  max_devices: number;
-}
+import type { AdminNamespaceView as AdminNamespace, AdminUserView as AdminUser } from './schemas';
 
 const path = (s: string) => encodeURIComponent(s);
 

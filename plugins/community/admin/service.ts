@@ -3,11 +3,10 @@ import {
   type Config,
   Forbidden,
   hashPassword,
-  type Kernel,
+  type Instance,
   type Logger,
   NotFound,
   type Role,
-  version,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import { Device } from '../devices/model';
@@ -16,9 +15,11 @@ import { Namespace } from '../namespaces/model';
 import type { NamespaceRow, NamespaceService } from '../namespaces/service';
 import { User } from '../users/model';
 import type { UserRow, UserService } from '../users/service';
+import type { AdminNamespaceView, AdminUserView, Health } from './schemas';
 
-/** A user as instance administration shows it (never the password hash or MFA secret). */
-export function adminUserView(u: UserRow & { namespaces?: number | string; last_login?: Date | null }) {
+export function adminUserView(
+  u: UserRow & { namespaces?: number | string; last_login?: Date | null },
+): AdminUserView {
   return {
     id: u.id,
     name: u.name,
@@ -39,7 +40,7 @@ export interface AdminNamespaceRow extends NamespaceRow {
   devices: number | string;
 }
 
-export function adminNamespaceView(n: AdminNamespaceRow) {
+export function adminNamespaceView(n: AdminNamespaceRow): AdminNamespaceView {
   return {
     tenant_id: n.tenant_id,
     name: n.name,
@@ -64,7 +65,7 @@ export class AdminService {
   private readonly namespaces: NamespaceService;
   private readonly log: Logger;
   private readonly config: Config;
-  private readonly kernel: Kernel;
+  private readonly instance: Instance;
 
   constructor(deps: {
     db: Knex;
@@ -72,14 +73,14 @@ export class AdminService {
     namespaces: NamespaceService;
     log: Logger;
     config: Config;
-    kernel: Kernel;
+    instance: Instance;
   }) {
     this.db = deps.db;
     this.users = deps.users;
     this.namespaces = deps.namespaces;
     this.log = deps.log.child({ part: 'admin' });
     this.config = deps.config;
-    this.kernel = deps.kernel;
+    this.instance = deps.instance;
   }
 
   /** Who made an administration call, for the log. */
@@ -264,7 +265,7 @@ export class AdminService {
   }
 
   /** The server's state: version, uptime, store and cache, counts. */
-  async health() {
+  async health(): Promise<Health> {
     const t0 = performance.now();
     let storeOk = true;
     try {
@@ -282,15 +283,15 @@ export class AdminService {
     };
     const memory = process.memoryUsage();
     return {
-      version,
+      version: this.instance.version,
       edition: this.config.edition,
       uptime_seconds: Math.round((Date.now() - started) / 1000),
       store: {
-        kind: this.config.database.url ? ('postgresql' as const) : ('embedded' as const),
+        kind: this.config.database.url ? 'postgresql' : 'embedded',
         ok: storeOk,
         ms: storeMs,
       },
-      cache: { kind: this.config.redis.url ? ('redis' as const) : ('in-process' as const) },
+      cache: { kind: this.config.redis.url ? 'redis' : 'in-process' },
       users: await count('users'),
       disabled_users: await count('users', { status: 'disabled' }),
       namespaces: await count('namespaces'),
@@ -299,7 +300,7 @@ export class AdminService {
         pending: await count('devices', { status: 'pending' }),
       },
       memory: { rss_bytes: memory.rss, heap_used_bytes: memory.heapUsed },
-      listeners: { http: this.kernel.httpPort, ssh: this.kernel.sshPort },
+      listeners: { http: this.instance.httpPort, ssh: this.instance.sshPort },
     };
   }
 }

@@ -1,20 +1,7 @@
 import { defineRoute, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
+import { apiKey, createdApiKey, keyName, role } from './schemas';
 
-const keyName = T.String({ minLength: 3, maxLength: 20, pattern: '^[^\\s/]+(?: [^\\s/]+)*$' });
-const role = T.Union(
-  [T.Literal('owner'), T.Literal('administrator'), T.Literal('operator'), T.Literal('observer')],
-  { description: 'not above your own role' },
-);
-const keyView = T.Object({
-  name: T.String(),
-  tenant_id: T.String({ format: 'uuid' }),
-  created_by: T.String({ description: 'user id of the creator' }),
-  role,
-  expires_in: T.Integer({ description: 'unix time of expiry; -1 never' }),
-  created_at: T.String({ format: 'date-time' }),
-  updated_at: T.String({ format: 'date-time' }),
-});
 const keyParams = T.Object({ key: T.String({ minLength: 1, maxLength: 20, description: 'the key name' }) });
 
 /** API keys (SPEC.md section 7, "API keys"). Only the list may be called with an API key (section 6). */
@@ -38,7 +25,7 @@ export const apiKeyRoutes = [
         },
         { additionalProperties: false },
       ),
-      response: { 200: T.Composite([T.Object({ id: T.String({ format: 'uuid' }) }), keyView]), 409: null },
+      response: { 200: createdApiKey, 409: null },
     },
     async handler({ body, services }) {
       return services.apiKeys.create(body);
@@ -64,7 +51,7 @@ export const apiKeyRoutes = [
         },
         { additionalProperties: true },
       ),
-      response: { 200: T.Array(keyView) },
+      response: { 200: T.Array(apiKey) },
       headers: { 'X-Total-Count': 'Number of keys in all pages.' },
     },
     handler({ query, services }) {

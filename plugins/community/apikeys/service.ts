@@ -18,6 +18,7 @@ import { ref } from 'objection';
 import { Member } from '../members/model';
 import { User } from '../users/model';
 import { ApiKey } from './model';
+import type { ApiKeyView, CreatedApiKey } from './schemas';
 
 const conflicts = { api_keys_tenant_name_key: ['name'] };
 const DAY = 86_400;
@@ -27,16 +28,18 @@ export function keyDigest(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/** The API key entity of SPEC.md section 3 (never the key itself, which is returned once, at creation). */
-export function keyView(row: ApiKey) {
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+/** The API key entity as the API answers it (never the key itself, which is answered once, at creation). */
+export function keyView(row: ApiKey): ApiKeyView {
   return {
     name: row.name,
     tenant_id: row.tenant_id,
     created_by: row.created_by,
     role: row.role,
     expires_in: Number(row.expires_in),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
   };
 }
 
@@ -92,7 +95,7 @@ export class ApiKeyService {
     return { userId: this.caller.userId, role: this.caller.role };
   }
 
-  async create(input: { name: string; expires_in: number; role?: Role }) {
+  async create(input: { name: string; expires_in: number; role?: Role }): Promise<CreatedApiKey> {
     const me = this.creator();
     const role = input.role ?? me.role;
     if (!roleAtLeast(me.role, role)) throw new Forbidden('a key cannot have a role above yours');
@@ -120,7 +123,7 @@ export class ApiKeyService {
     per_page: number;
     sort_by: string;
     order_by: 'asc' | 'desc';
-  }): Promise<Page<ReturnType<typeof keyView>>> {
+  }): Promise<Page<ApiKeyView>> {
     const page = await listPage<ApiKey>(this.keys(), query, {
       column: query.sort_by,
       direction: query.order_by,

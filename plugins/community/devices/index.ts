@@ -1,7 +1,9 @@
-import { AGENT_PROTOCOL } from '@gatehouse/agent/protocol';
-import { devicePeers, type RegisterContext, TenantStore, TunnelHub, Unauthorized } from '@gatehouse/core';
+import { type RegisterContext, TenantStore, Unauthorized } from '@gatehouse/core';
 import type { Cradle } from '@gatehouse/core/cradle';
+import { AGENT_PROTOCOL } from '@gatehouse/protocol/agent-proof';
 import { asClass, asFunction } from 'awilix';
+import { devicePeers } from '../agent-tunnels/device-peers';
+import { TunnelHub } from '../agent-tunnels/hub';
 import { AcceptanceWaits } from './acceptance';
 import { Device } from './model';
 import { DevicePresence, registerPresence } from './presence';

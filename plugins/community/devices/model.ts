@@ -52,7 +52,7 @@ export class Device extends TenantModel {
 
 /**
  * How many devices of one kind a namespace has in each status: kept by a trigger on `devices` in the same
- * transaction as every change (migrations/community/20261204000000_device_counts.ts), so it is exact. The device
+ * transaction as every change (plugins/community/migrations/20261204000000_device_counts.ts), so it is exact. The device
  * list's unfiltered total reads it instead of counting the namespace's rows.
  */
 export class DeviceCount extends TenantModel {
@@ -70,7 +70,7 @@ export class DeviceCount extends TenantModel {
 
 /**
  * How many devices of one kind and status in a namespace carry a tag: kept by triggers on `devices` like
- * `DeviceCount` (migrations/community/20261206000000_device_tag_counts.ts). The list filtered by one tag reads its
+ * `DeviceCount` (plugins/community/migrations/20261206000000_device_tag_counts.ts). The list filtered by one tag reads its
  * exact total here.
  */
 export class DeviceTagCount extends TenantModel {

@@ -1,5 +1,6 @@
-import type { RegisterContext, TunnelAdmission } from '@gatehouse/core';
+import type { RegisterContext } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import type { TunnelAdmission } from '../agent-tunnels/device-peers';
 
 /**
  * The devices side of the tunnel hub: only accepted devices hold a tunnel, and the hub's view of who is connected

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox';
+import { type Static, Type as T } from '@sinclair/typebox';
 
 /** Device uid: 64 hex characters (SPEC.md section 3). */
 export const deviceUid = T.String({
@@ -83,6 +83,8 @@ export const device = T.Object({
       'never replaces that one.',
   }),
 });
+/** The Device entity as the API answers it. */
+export type DeviceView = Static<typeof device>;
 
 export const deviceUpdate = T.Object(
   {

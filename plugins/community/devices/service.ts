@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { AGENT_PROTOCOL, checkProof, PROOF_WINDOW_SECONDS, protocolRefusal } from '@gatehouse/agent/protocol';
 import {
   applyFilter,
   type Cache,
@@ -22,18 +21,28 @@ import {
   type TenantStore,
   type TokenService,
   TooManyRequests,
-  type TunnelHub,
   Unauthorized,
 } from '@gatehouse/core';
+import {
+  AGENT_PROTOCOL,
+  checkProof,
+  PROOF_WINDOW_SECONDS,
+  protocolRefusal,
+} from '@gatehouse/protocol/agent-proof';
 import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import { type QueryBuilder, raw } from 'objection';
+import type { TunnelHub } from '../agent-tunnels/hub';
 import type { InstallKeyCheck, InstallKeys } from '../installkeys/service';
 import { Namespace, type NamespaceSettings } from '../namespaces/model';
+import type { Stats } from '../stats/schemas';
 import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
 import { Device, DeviceCount, type DeviceKind, DeviceTagCount } from './model';
-import type { DeviceStatus, deviceAuthBody, deviceUpdate } from './schemas';
+import type { DeviceStatus, DeviceView, deviceAuthBody, deviceUpdate } from './schemas';
+
+/** The device counts of `GET /api/stats`; its sessions feature adds the rest. */
+type DeviceCounts = Omit<Stats, 'active_sessions'>;
 
 /**
  * `/api/devices` lists what agents register, wherever they run (`info.platform` says docker or native, for
@@ -98,33 +107,6 @@ function installKeyRefusal(check: Exclude<InstallKeyCheck, { ok: true }>): strin
   if (check.reason === 'used-up')
     return `the install key has registered the ${check.detail} devices it allows`;
   return 'the install key is not valid for this namespace: unknown, revoked or replaced by a rotation';
-}
-
-/** The Device entity as the API answers it (SPEC.md section 3). */
-export interface DeviceView {
-  uid: string;
-  name: string;
-  identity: { mac: string };
-  info: DeviceRow['info'];
-  public_key: string;
-  tenant_id: string;
-  last_seen: string;
-  online: boolean;
-  namespace: string;
-  status: DeviceStatus;
-  status_update_at: string;
-  created_at: string;
-  remote_addr: string;
-  position: { latitude: number; longitude: number };
-  tags: string[];
-  public_url: boolean;
-  acceptable: boolean;
-  /**
-   * Set on a device that is not accepted when an accepted device of the namespace has the same identity (MAC) but
-   * another key: this registration is another device (a reinstalled agent or an impostor), and accepting it
-   * never replaces that one.
-   */
-  identity_conflict: { uid: string; name: string } | null;
 }
 
 /** SPEC.md sections 4 and 9: a removed device keeps its slot, and may come back, for 720 hours. */
@@ -683,12 +665,7 @@ export class NamespaceDevices {
   }
 
   /** `GET /api/stats` device counts (devices and containers together); sessions are added by their feature. */
-  async counts(): Promise<{
-    registered_devices: number;
-    online_devices: number;
-    pending_devices: number;
-    rejected_devices: number;
-  }> {
+  async counts(): Promise<DeviceCounts> {
     const [row] = (await this.tenant
       .query(Device)
       .select(
@@ -699,12 +676,7 @@ export class NamespaceDevices {
         ),
         raw(`count(*) filter (where status = 'pending')::int as pending_devices`),
         raw(`count(*) filter (where status = 'rejected')::int as rejected_devices`),
-      )) as unknown as {
-      registered_devices: number;
-      online_devices: number;
-      pending_devices: number;
-      rejected_devices: number;
-    }[];
+      )) as unknown as DeviceCounts[];
     return {
       registered_devices: row?.registered_devices ?? 0,
       online_devices: row?.online_devices ?? 0,

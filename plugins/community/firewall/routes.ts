@@ -1,14 +1,7 @@
 import { defineRoute, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
-import {
-  createRuleBody,
-  firewallRuleSchema,
-  ruleParams,
-  ruleTagParams,
-  tagBody,
-  tagsBody,
-  updateRuleBody,
-} from './schemas';
+import { filterTagRoutes } from '../matching/filter-tag-routes';
+import { createRuleBody, firewallRuleSchema, ruleParams, ruleTagParams, updateRuleBody } from './schemas';
 
 const tags = ['firewall'];
 const ruleAnswer = { 200: firewallRuleSchema };
@@ -82,54 +75,19 @@ export const firewallRoutes = [
       return services.firewallRules.remove(params.id);
     },
   }),
-  defineRoute({
-    method: 'POST',
-    path: '/api/firewall/rules/:id/tags',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Add a tag to the rule filter',
-    description: '406 when the rule already has 3 tags; a hostname filter becomes a tag filter.',
+  ...filterTagRoutes({
+    path: '/api/firewall/rules/:id',
+    key: 'id',
+    params: ruleParams,
+    tagParams: ruleTagParams,
+    answer: firewallRuleSchema,
+    noun: 'rule',
     tags,
-    schema: { params: ruleParams, body: tagBody, response: ruleAnswer },
-    handler({ params, body, services }) {
-      return services.firewallRules.addTag(params.id, body.tag);
-    },
-  }),
-  defineRoute({
-    method: 'PUT',
-    path: '/api/firewall/rules/:id/tags',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Replace the tags of the rule filter',
-    tags,
-    schema: { params: ruleParams, body: tagsBody, response: ruleAnswer },
-    handler({ params, body, services }) {
-      return services.firewallRules.setTags(params.id, body.tags);
-    },
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/api/firewall/rules/:id/tags',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Remove a tag (named in the body) from the rule filter',
-    description: '406 when it is the last tag of the filter.',
-    tags,
-    schema: { params: ruleParams, body: tagBody, response: ruleAnswer },
-    handler({ params, body, services }) {
-      return services.firewallRules.removeTag(params.id, body.tag);
-    },
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/api/firewall/rules/:id/tags/:tag',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Remove a tag (named in the path) from the rule filter',
-    tags,
-    schema: { params: ruleTagParams, response: ruleAnswer },
-    handler({ params, services }) {
-      return services.firewallRules.removeTag(params.id, params.tag);
+    holder: (services) => services.firewallRules,
+    removeInBody: true,
+    descriptions: {
+      add: '406 when the rule already has 3 tags; a hostname filter becomes a tag filter.',
+      removeInBody: '406 when it is the last tag of the filter.',
     },
   }),
 ];

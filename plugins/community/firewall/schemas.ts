@@ -1,5 +1,5 @@
-import { Type as T } from '@sinclair/typebox';
-import { deviceFilterSchema, tagListSchema, tagSchema } from '../matching/device-filter';
+import { type Static, Type as T } from '@sinclair/typebox';
+import { deviceFilterSchema, tagSchema } from '../matching/schemas';
 
 const pattern = (what: string) =>
   T.String({ minLength: 1, maxLength: 255, description: `Regular expression (RE2) on the ${what}.` });
@@ -19,6 +19,8 @@ export const firewallRuleSchema = T.Object({
   source_ip: T.String(),
   username: T.String(),
 });
+/** The firewall rule entity as the API answers it. */
+export type FirewallRuleView = Static<typeof firewallRuleSchema>;
 
 const ruleFields = {
   action: T.Union([T.Literal('allow'), T.Literal('deny')], { description: 'What a match does.' }),
@@ -34,8 +36,8 @@ export const createRuleBody = T.Object({
   active: T.Optional(ruleFields.active),
 });
 export const updateRuleBody = T.Partial(T.Object(ruleFields));
+/** The fields of a rule a change may set. */
+export type RuleFields = Static<typeof updateRuleBody>;
 
 export const ruleParams = T.Object({ id: ruleIdSchema });
 export const ruleTagParams = T.Object({ id: ruleIdSchema, tag: tagSchema });
-export const tagBody = T.Object({ tag: tagSchema });
-export const tagsBody = T.Object({ tags: tagListSchema });

@@ -9,32 +9,12 @@ import {
   TenantStore,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
-import { type DeviceFilter, filterColumns, filterOf } from '../matching/device-filter';
+import { filterColumns, filterOf } from '../matching/device-filter';
 import { isValidPattern, PatternCache } from '../matching/pattern';
 import { TagFilterTable } from '../tags/filter-tables';
 import { type Attempt, evaluate, type RuleRow, type Verdict } from './evaluate';
 import { FirewallRule } from './model';
-
-/** The firewall rule entity as the API answers it (SPEC.md section 3). */
-export interface FirewallRuleView {
-  id: string;
-  tenant_id: string;
-  action: 'allow' | 'deny';
-  active: boolean;
-  filter: DeviceFilter;
-  priority: number;
-  source_ip: string;
-  username: string;
-}
-
-export interface RuleFields {
-  action?: 'allow' | 'deny';
-  active?: boolean;
-  filter?: DeviceFilter;
-  priority?: number;
-  source_ip?: string;
-  username?: string;
-}
+import type { FirewallRuleView, RuleFields } from './schemas';
 
 function present(row: RuleRow): FirewallRuleView {
   return {

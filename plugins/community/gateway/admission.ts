@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
-import type { StreamHeader } from '@gatehouse/agent/mux/session';
 import { type Hooks, HttpError, type Logger, parseSshId, printable, type SshTarget } from '@gatehouse/core';
+import type { StreamHeader } from '@gatehouse/protocol/mux';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';
 import type { SessionService } from '../sessions/service';

@@ -1,6 +1,6 @@
-import { ChannelOutput } from '@gatehouse/agent/ssh/channel-output';
-import { sshExitSignal } from '@gatehouse/agent/ssh/signals';
 import type { Logger } from '@gatehouse/core';
+import { ChannelOutput } from '@gatehouse/protocol/channel-output';
+import { sshExitSignal } from '@gatehouse/protocol/signals';
 import type { PseudoTtyInfo, ServerChannel, Session } from 'ssh2';
 import type { SessionJournal } from './journal';
 import type { ExitStatus, SessionCommand, TargetSession, Upstream } from './upstream';

@@ -1,11 +1,6 @@
 import type { Logger } from '@gatehouse/core';
-import {
-  type NewRecord,
-  type NewSession,
-  newSessionUid,
-  type SessionEvent,
-  type SessionService,
-} from '../sessions/service';
+import type { SessionEvent } from '../sessions/schemas';
+import { type NewRecord, type NewSession, newSessionUid, type SessionService } from '../sessions/service';
 
 /** How often buffered terminal output goes to the store, and the most kept in memory before a flush is forced. */
 const FLUSH_MS = 250;

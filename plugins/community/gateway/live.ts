@@ -48,24 +48,18 @@ export class LiveSessions implements LiveSessionCloser {
   private readonly ends = new Map<string, () => void>();
   private readonly log: Logger;
   private readonly cache: Cache;
-  private readonly sessions: () => SessionService;
+  private readonly sessions: SessionService;
   private timer: NodeJS.Timeout | undefined;
   private aliveTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   /** This gateway instance (see gatewayInstance). */
   readonly instance: string;
 
-  constructor(deps: {
-    log: Logger;
-    cache: Cache;
-    config: Config;
-    kernel: { container: { resolve(name: 'sessions'): SessionService } };
-  }) {
+  constructor(deps: { log: Logger; cache: Cache; config: Config; sessions: SessionService }) {
     this.log = deps.log;
     this.cache = deps.cache;
     this.instance = gatewayInstance(deps.config.dataDir);
-    // Resolved late: the sessions service itself depends on this registry.
-    this.sessions = () => deps.kernel.container.resolve('sessions');
+    this.sessions = deps.sessions;
   }
 
   /**
@@ -75,7 +69,7 @@ export class LiveSessions implements LiveSessionCloser {
    */
   async listen(): Promise<void> {
     await this.sayAlive();
-    const closed = await this.sessions().closeOrphans(this.instance, (other) => this.isAlive(other));
+    const closed = await this.sessions.closeOrphans(this.instance, (other) => this.isAlive(other));
     if (closed > 0) this.log.info({ closed }, 'closed sessions left open by a gateway that is gone');
     this.aliveTimer ??= setInterval(() => void this.vouch(), ALIVE_SECONDS * 1000).unref();
     this.unsubscribe ??= await this.cache.subscribe(CLOSE_CHANNEL, (uid) => {
@@ -95,7 +89,7 @@ export class LiveSessions implements LiveSessionCloser {
   private async vouch(): Promise<void> {
     try {
       await this.sayAlive();
-      await this.sessions().closeOrphans(null, (other) =>
+      await this.sessions.closeOrphans(null, (other) =>
         other === this.instance ? Promise.resolve(true) : this.isAlive(other),
       );
     } catch (err) {
@@ -131,8 +125,8 @@ export class LiveSessions implements LiveSessionCloser {
 
   private async heartbeat(): Promise<void> {
     try {
-      await this.sessions().touch(this.uids());
-      await this.sessions().closeStale(STALE_SECONDS);
+      await this.sessions.touch(this.uids());
+      await this.sessions.closeStale(STALE_SECONDS);
     } catch (err) {
       this.log.warn({ err }, 'session heartbeat failed');
     }

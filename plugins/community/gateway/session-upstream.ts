@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { Readable, Writable } from 'node:stream';
-import type { StreamHeader } from '@gatehouse/agent/mux/session';
+import type { Logger } from '@gatehouse/core';
+import type { StreamHeader } from '@gatehouse/protocol/mux';
 import {
   controlMessage,
   dataMessages,
@@ -10,8 +11,7 @@ import {
   readJson,
   SessionProtocolError,
   SIGNALS,
-} from '@gatehouse/agent/sessions/wire';
-import type { Logger } from '@gatehouse/core';
+} from '@gatehouse/protocol/session-wire';
 import type ssh2 from 'ssh2';
 import type { SshDevice } from './admission';
 import type {
@@ -35,7 +35,7 @@ export interface SessionStreamOpener {
 const REPLY_TIMEOUT_MS = 20_000;
 
 /**
- * Signs in on the device over the session protocol (agent/sessions/wire.ts): a `connection` stream carries the
+ * Signs in on the device over the session protocol (agent/session-protocol/wire.ts): a `connection` stream carries the
  * sign-in (the user's password, checked by the agent against the device's accounts, or, for a public key the
  * namespace allows, no password: the server vouches, as it did by signing the gateway key's blob), and each
  * session, forwarded port and ssh-agent connection is a stream of its own that names the connection.

@@ -8,9 +8,9 @@ import {
   printable,
   type SshConnectionHandler,
   SshPenalties,
-  type TunnelHub,
 } from '@gatehouse/core';
 import ssh2, { type AuthContext, type Connection, type PublicKeyAuthContext } from 'ssh2';
+import type { TunnelHub } from '../agent-tunnels/hub';
 import type { DeviceService } from '../devices/service';
 import type { FirewallService } from '../firewall/service';
 import type { NamespaceService } from '../namespaces/service';

@@ -1,4 +1,4 @@
-import { consoleModuleEntries, defineRoute, version } from '@gatehouse/core';
+import { defineRoute } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 
 /** `GET /info` (SPEC.md section 7): what agents and the console learn about the instance. */
@@ -36,16 +36,16 @@ export const infoRoutes = [
       },
     },
     async handler({ ctx, services }) {
-      const { kernel, features } = services;
+      const { instance, features } = services;
       const host = ctx.hostname || 'localhost';
       return {
-        version,
-        endpoints: { ssh: `${host}:${kernel.sshPort}`, api: `${host}:${kernel.httpPort}` },
+        version: instance.version,
+        endpoints: { ssh: `${host}:${instance.sshPort}`, api: `${host}:${instance.httpPort}` },
         setup: await services.users.any(),
         authentication: { ...features.authentication },
         // The manifests' names, not the config's entries: an outside plugin may be listed by package name or path.
-        plugins: kernel.plugins.map((p) => p.name),
-        console_modules: consoleModuleEntries(kernel.plugins),
+        plugins: [...instance.plugins],
+        console_modules: [...instance.consoleModules],
       };
     },
   }),

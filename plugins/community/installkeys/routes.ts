@@ -1,31 +1,6 @@
 import { defineRoute, listQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
-
-/** An install key's name: 3 to 20 characters, unique in the namespace (case-insensitively). */
-const keyName = T.String({ minLength: 3, maxLength: 20, pattern: '^[A-Za-z0-9_.-]+$' });
-
-const keyView = T.Object({
-  id: T.String({ format: 'uuid' }),
-  tenant_id: T.String({ format: 'uuid' }),
-  name: T.String(),
-  key_hint: T.String({ description: 'The public beginning of the key text, to tell keys apart.' }),
-  created_by: T.String({ description: 'user id of the creator' }),
-  expires_at: T.Union([T.String({ format: 'date-time' }), T.Null()], { description: 'null: never expires' }),
-  usage_limit: T.Integer({ description: 'how many devices may register with the key; 0: no limit' }),
-  used_times: T.Integer({ description: 'how many devices have registered with the key' }),
-  last_used_at: T.Union([T.String({ format: 'date-time' }), T.Null()]),
-  created_at: T.String({ format: 'date-time' }),
-  updated_at: T.String({ format: 'date-time' }),
-});
-
-const withKey = T.Composite([
-  keyView,
-  T.Object({
-    key: T.String({
-      description: 'The install key itself (GATEHOUSE_INSTALL_KEY of the agent). Answered only here, once.',
-    }),
-  }),
-]);
+import { installKey, installKeyWithKey, keyName } from './schemas';
 
 const keyParams = T.Object({ id: T.String({ format: 'uuid', description: 'the install key id' }) });
 
@@ -61,7 +36,7 @@ export const installKeyRoutes = [
         },
         { additionalProperties: false },
       ),
-      response: { 200: withKey, 409: null },
+      response: { 200: installKeyWithKey, 409: null },
     },
     async handler({ body, services }) {
       return services.namespaceInstallKeys.create(body);
@@ -80,7 +55,7 @@ export const installKeyRoutes = [
         sortBy: ['created_at', 'name', 'expires_at', 'used_times', 'last_used_at'],
         filter: false,
       }),
-      response: { 200: T.Array(keyView) },
+      response: { 200: T.Array(installKey) },
       headers: { 'X-Total-Count': 'Number of keys in all pages.' },
     },
     handler({ query, services }) {
@@ -97,7 +72,7 @@ export const installKeyRoutes = [
       'The key keeps its name, expiry, limit and count of uses. Devices registered with the old text stay ' +
       'registered.',
     tags: ['install-keys'],
-    schema: { params: keyParams, response: { 200: withKey, 404: null } },
+    schema: { params: keyParams, response: { 200: installKeyWithKey, 404: null } },
     async handler({ params, services }) {
       return services.namespaceInstallKeys.rotate(params.id);
     },

@@ -12,6 +12,7 @@ import {
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import { InstallKey } from './model';
+import type { InstallKeyView, InstallKeyWithKey } from './schemas';
 
 const conflicts = { install_keys_tenant_name_key: ['name'] };
 
@@ -33,7 +34,7 @@ function digest(key: string): Buffer {
 }
 
 /** An install key as the API shows it: never the key itself, which is answered once (create, rotate). */
-export function installKeyView(row: InstallKey) {
+export function installKeyView(row: InstallKey): InstallKeyView {
   return {
     id: row.id,
     tenant_id: row.tenant_id,
@@ -48,8 +49,6 @@ export function installKeyView(row: InstallKey) {
     updated_at: new Date(row.updated_at).toISOString(),
   };
 }
-
-export type InstallKeyView = ReturnType<typeof installKeyView>;
 
 /** Why a presented install key does not admit a device; each answers 403 with its own message. */
 export type InstallKeyRefusal = 'invalid' | 'expired' | 'used-up';
@@ -138,7 +137,7 @@ export class NamespaceInstallKeys {
     name: string;
     expires_at?: string | null;
     usage_limit?: number;
-  }): Promise<InstallKeyView & { key: string }> {
+  }): Promise<InstallKeyWithKey> {
     const createdBy = this.creator();
     const expires = input.expires_at ? new Date(input.expires_at) : null;
     if (expires && !(expires.getTime() > Date.now())) throw new Invalid(['expires_at'], 'expires_at is past');
@@ -181,7 +180,7 @@ export class NamespaceInstallKeys {
    * A new key text for the key `id`, which keeps its name, expiry, limit and count: the old text stops admitting
    * devices at once. Devices it admitted stay admitted.
    */
-  async rotate(id: string): Promise<InstallKeyView & { key: string }> {
+  async rotate(id: string): Promise<InstallKeyWithKey> {
     this.creator();
     const { key, lookup } = newKeyText();
     const [row] = await this.keys()

@@ -1,33 +1,8 @@
 import { Invalid } from '@gatehouse/core';
-import { Type as T } from '@sinclair/typebox';
 import { isValidPattern, type PatternCache } from './pattern';
+import type { DeviceFilter } from './schemas';
 
-/**
- * Public keys and firewall rules reach devices by a hostname regular expression or by 1 to 3 unique tags
- * (SPEC.md section 3). Stored as two nullable columns, exactly one of them set.
- */
-export type DeviceFilter = { hostname: string } | { tags: string[] };
-
-/** Tags travel in paths: 3 to 255 characters without slash or white space, as device tags are. */
-export const tagSchema = T.String({
-  minLength: 3,
-  maxLength: 255,
-  pattern: '^[^/\\s]+$',
-  description: 'A device tag.',
-});
-export const tagListSchema = T.Array(tagSchema, { minItems: 1, maxItems: 3, uniqueItems: true });
-
-export const deviceFilterSchema = T.Union(
-  [
-    T.Object(
-      { hostname: T.String({ maxLength: 255, description: 'Regular expression (RE2) on the device name.' }) },
-      { additionalProperties: false },
-    ),
-    T.Object({ tags: tagListSchema }, { additionalProperties: false }),
-  ],
-  { description: 'Which devices: a hostname regular expression, or 1 to 3 tags.' },
-);
-
+/** How a device filter is stored: two nullable columns, exactly one of them set. */
 export interface FilterColumns {
   filter_hostname: string | null;
   filter_tags: string[] | null;

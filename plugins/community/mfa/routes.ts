@@ -2,6 +2,7 @@ import { defineRoute, Unauthorized } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import { requireLocalSignIn } from '../users/login';
 import { userAuth } from '../users/schemas';
+import { mfaSecret } from './schemas';
 
 const code = T.String({ minLength: 6, maxLength: 10, description: 'the 6-digit code shown by the app' });
 const recoveryCode = T.String({ minLength: 1, maxLength: 64 });
@@ -86,7 +87,7 @@ export const mfaRoutes = [
     tags: ['mfa'],
     schema: {
       response: {
-        200: T.Object({ link: T.String(), secret: T.String(), recovery_codes: T.Array(T.String()) }),
+        200: mfaSecret,
       },
     },
     async handler({ caller, services }) {

@@ -19,6 +19,7 @@ import { type Lockout, lockedOut } from '../users/lockout';
 import { User } from '../users/model';
 import type { UserRow, UserService } from '../users/service';
 import { RecoveryCode } from './model';
+import type { MfaSecret } from './schemas';
 import { matchTotp, newTotpSecret, otpauthLink } from './totp';
 
 /** SPEC.md section 9: a used recovery code may still disable MFA for 10 minutes. */
@@ -89,7 +90,7 @@ export class MfaService {
   }
 
   /** A new secret and recovery codes, held until `enable` confirms them with a code from the app. */
-  async generate(userId: string) {
+  async generate(userId: string): Promise<MfaSecret> {
     const user = await this.users.get(userId);
     const secret = newTotpSecret();
     const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
@@ -172,7 +173,7 @@ export class MfaService {
     } else if (input.recovery_code) {
       const d = digest(normalCode(input.recovery_code));
       const recent = await this.cache.get(`mfa:recovered:${userId}:${d}`);
-      if (!recent) await this.useRecoveryCode(user, input.recovery_code, source);
+      if (!recent) await this.spendRecoveryCode(user, input.recovery_code, source);
     } else {
       throw new Invalid(['code', 'recovery_code'], 'send a code or a recovery code');
     }
@@ -190,7 +191,7 @@ export class MfaService {
       if (guess.lockedUntil) throw lockedOut(guess.lockedUntil);
       throw new Unauthorized('invalid recovery code');
     }
-    const d = await this.useRecoveryCode(user, recoveryCode, source);
+    const d = await this.spendRecoveryCode(user, recoveryCode, source);
     const expiresAt = Math.floor(Date.now() / 1000) + RECOVERY_WINDOW_SECONDS;
     await this.cache.set(`mfa:recovered:${user.id}:${d}`, '1', RECOVERY_WINDOW_SECONDS);
     await this.users.touchLogin(user.id);
@@ -282,7 +283,7 @@ export class MfaService {
   }
 
   /** Spends a recovery code; returns its digest. Unknown or used codes count as failures. */
-  private async useRecoveryCode(user: UserRow, code: string, source: string): Promise<string> {
+  private async spendRecoveryCode(user: UserRow, code: string, source: string): Promise<string> {
     const d = digest(normalCode(code));
     const guess = await this.lockout.guess('recover', source, user.id, async () => {
       // The look-up is by digest, an index probe that does not compare the secret byte by byte.

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox';
+import { type Static, Type as T } from '@sinclair/typebox';
 
 /**
  * Namespace names appear in SSH user names (`user@<namespace>.<device>`), so they are DNS-label-like:
@@ -57,6 +57,10 @@ export const namespaceView = T.Object({
   device_count: T.Integer(),
   created_at: T.String({ format: 'date-time' }),
 });
+/** The Namespace entity as the API answers it, with its members. */
+export type NamespaceView = Static<typeof namespaceView>;
+/** A member as the Namespace entity lists it. */
+export type MemberView = NamespaceView['members'][number];
 
 export const namespaceSettings = T.Object(
   {

@@ -16,17 +16,19 @@ import type { Knex } from 'knex';
 import { Member } from '../members/model';
 import { User } from '../users/model';
 import { Namespace, type NamespaceSettings } from './model';
+import type { MemberView, NamespaceView } from './schemas';
 
-/** A member as the Namespace entity lists it (SPEC.md section 3). */
-export interface MemberView {
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+/** A member's row as the Namespace entity's view reads it, with its account. */
+interface MemberRow {
   id: string;
   username: string;
   email: string;
   role: Role;
-  type: string;
-  status: string;
+  status: 'accepted' | 'pending';
   added_at: Date;
-  expires_at?: Date;
+  expires_at: Date | null;
 }
 
 export interface NamespaceRow {
@@ -116,8 +118,8 @@ export class NamespaceService {
     return { total, items: await Promise.all(rows.map((r) => this.view(r))) };
   }
 
-  /** The Namespace entity of SPEC.md section 3. */
-  async view(ns: NamespaceRow) {
+  /** The Namespace entity as the API answers it. */
+  async view(ns: NamespaceRow): Promise<NamespaceView> {
     // The namespace's own members, each with its account through the member's `user` relation.
     const rows = await new TenantStore(this.db, ns.tenant_id)
       .query(Member)
@@ -132,22 +134,24 @@ export class NamespaceService {
         'namespace_members.added_at',
         'namespace_members.expires_at',
       )
-      .castTo<(Omit<MemberView, 'type'> & { expires_at: Date | null })[]>();
-    const members = rows.map((m) => ({
-      id: m.id,
-      username: m.username,
-      email: m.email,
-      role: m.role,
-      status: m.status,
-      added_at: m.added_at,
-      expires_at: m.expires_at,
-      type: m.id === ns.owner ? 'personal' : 'team',
-    }));
+      .castTo<MemberRow[]>();
+    const members = rows.map(
+      (m): MemberView => ({
+        id: m.id,
+        username: m.username,
+        email: m.email,
+        role: m.role,
+        status: m.status,
+        added_at: iso(m.added_at),
+        type: m.id === ns.owner ? 'personal' : 'team',
+        ...(m.expires_at ? { expires_at: iso(m.expires_at) } : {}),
+      }),
+    );
     return {
       name: ns.name,
       owner: ns.owner,
       tenant_id: ns.tenant_id,
-      members: members.map(({ expires_at, ...m }) => (expires_at ? { ...m, expires_at } : m)),
+      members,
       settings: {
         session_record: ns.settings.session_record,
         connection_announcement: ns.settings.connection_announcement ?? '',
@@ -155,7 +159,7 @@ export class NamespaceService {
       },
       max_devices: ns.max_devices,
       device_count: await this.deviceCount(ns.tenant_id),
-      created_at: ns.created_at,
+      created_at: iso(ns.created_at),
     };
   }
 

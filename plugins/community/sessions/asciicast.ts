@@ -1,4 +1,4 @@
-import type { RecordEntry } from './service';
+import type { RecordEntry } from './schemas';
 
 /**
  * A recorded seat as asciicast v2 (https://docs.asciinema.org/manual/asciicast/v2/): a JSON header line, then one

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox';
+import { type Static, Type as T } from '@sinclair/typebox';
 import { device } from '../devices/schemas';
 
 export const sessionUidSchema = T.String({ pattern: '^[0-9a-f]{64}$', description: 'Session uid, 64 hex.' });
@@ -9,6 +9,7 @@ export const sessionEventSchema = T.Object({
   data: T.Optional(T.Unknown()),
   seat: T.Integer(),
 });
+export type SessionEvent = Static<typeof sessionEventSchema>;
 
 export const sessionSchema = T.Object({
   uid: sessionUidSchema,
@@ -36,6 +37,8 @@ export const sessionSchema = T.Object({
     items: T.Array(sessionEventSchema),
   }),
 });
+/** The Session entity as the API answers it. */
+export type Session = Static<typeof sessionSchema>;
 
 export const recordEntrySchema = T.Object({
   uid: sessionUidSchema,
@@ -46,6 +49,8 @@ export const recordEntrySchema = T.Object({
   width: T.Integer({ minimum: 0 }),
   height: T.Integer({ minimum: 0 }),
 });
+/** One recorded entry of a seat as the API answers it. */
+export type RecordEntry = Static<typeof recordEntrySchema>;
 
 export const uidParams = T.Object({ uid: sessionUidSchema });
 export const seatParams = T.Object({

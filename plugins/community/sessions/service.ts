@@ -4,46 +4,12 @@ import { listPage, NotFound, TenantStore, Unprocessable } from '@gatehouse/core'
 import { throughPg } from '@gatehouse/core/store/db';
 import type { Knex } from 'knex';
 import { type Model, type QueryBuilder, raw } from 'objection';
-import { type DeviceView, deviceViews } from '../devices/service';
+import type { DeviceView } from '../devices/schemas';
+import { deviceViews } from '../devices/service';
 import { Namespace } from '../namespaces/model';
 import { copyRecords } from './copy-records';
 import { type SessionEvent as SessionEventModel, Session as SessionModel, SessionRecord } from './model';
-
-export interface SessionEvent {
-  type: string;
-  timestamp: string;
-  data?: unknown;
-  seat: number;
-}
-
-export interface Session {
-  uid: string;
-  device_uid: string;
-  /** The device as the devices API shows it; null once it is deleted (removed, or its row gone). */
-  device: DeviceView | null;
-  tenant_id: string;
-  username: string;
-  ip_address: string;
-  started_at: string;
-  last_seen: string;
-  active: boolean;
-  authenticated: boolean;
-  recorded: boolean;
-  type: 'web' | 'term';
-  term: string;
-  position: { latitude: number; longitude: number };
-  events: { types: string[]; seats: number[]; items: SessionEvent[] };
-}
-
-export interface RecordEntry {
-  uid: string;
-  seat: number;
-  message: string;
-  tenant_id: string;
-  time: string;
-  width: number;
-  height: number;
-}
+import type { RecordEntry, Session, SessionEvent } from './schemas';
 
 /**
  * One entry to keep: output (or a size change, with an empty message) of one seat at one instant. The gateway hands

@@ -1,5 +1,6 @@
 import { defineRoute, Forbidden, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
+import { filterTagRoutes } from '../matching/filter-tag-routes';
 import {
   createPublicKeyBody,
   fingerprintParams,
@@ -7,8 +8,6 @@ import {
   gatewaySignAnswer,
   gatewaySignBody,
   publicKeySchema,
-  tagBody,
-  tagsBody,
   updatePublicKeyBody,
 } from './schemas';
 
@@ -72,42 +71,18 @@ export const sshkeyRoutes = [
       return {};
     },
   }),
-  defineRoute({
-    method: 'POST',
-    path: '/api/sshkeys/public-keys/:fingerprint/tags',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Add a tag to the public key filter',
-    description: '406 when the key already has 3 tags.',
+  ...filterTagRoutes({
+    path: '/api/sshkeys/public-keys/:fingerprint',
+    key: 'fingerprint',
+    params: fingerprintParams,
+    tagParams: fingerprintTagParams,
+    answer: publicKeySchema,
+    noun: 'public key',
     tags,
-    schema: { params: fingerprintParams, body: tagBody, response: keyAnswer },
-    async handler({ params, body, services }) {
-      return services.namespacePublicKeys.addTag(params.fingerprint, body.tag);
-    },
-  }),
-  defineRoute({
-    method: 'PUT',
-    path: '/api/sshkeys/public-keys/:fingerprint/tags',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Replace the tags of the public key filter',
-    tags,
-    schema: { params: fingerprintParams, body: tagsBody, response: keyAnswer },
-    async handler({ params, body, services }) {
-      return services.namespacePublicKeys.setTags(params.fingerprint, body.tags);
-    },
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/api/sshkeys/public-keys/:fingerprint/tags/:tag',
-    auth: ['user', 'apiKey'],
-    role: 'administrator',
-    summary: 'Remove a tag from the public key filter',
-    description: '406 when it is the last tag of the filter.',
-    tags,
-    schema: { params: fingerprintTagParams, response: keyAnswer },
-    async handler({ params, services }) {
-      return services.namespacePublicKeys.removeTag(params.fingerprint, params.tag);
+    holder: (services) => services.namespacePublicKeys,
+    descriptions: {
+      add: '406 when the key already has 3 tags.',
+      removeInPath: '406 when it is the last tag of the filter.',
     },
   }),
   defineRoute({

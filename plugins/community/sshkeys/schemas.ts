@@ -1,5 +1,5 @@
-import { Type as T } from '@sinclair/typebox';
-import { deviceFilterSchema, tagListSchema, tagSchema } from '../matching/device-filter';
+import { type Static, Type as T } from '@sinclair/typebox';
+import { deviceFilterSchema, tagSchema } from '../matching/schemas';
 
 /** Fingerprints are MD5 of the key blob as colon-separated hex pairs (SPEC.md section 3). */
 export const fingerprintSchema = T.String({
@@ -22,6 +22,8 @@ export const publicKeySchema = T.Object({
   tenant_id: T.String({ format: 'uuid' }),
   created_at: T.String({ format: 'date-time' }),
 });
+/** The public key entity as the API answers it. */
+export type PublicKeyView = Static<typeof publicKeySchema>;
 
 export const createPublicKeyBody = T.Object({
   data: T.String({ minLength: 1, maxLength: 16384, description: 'Base64 of the authorized_keys line.' }),
@@ -38,8 +40,6 @@ export const updatePublicKeyBody = T.Object({
 
 export const fingerprintParams = T.Object({ fingerprint: fingerprintSchema });
 export const fingerprintTagParams = T.Object({ fingerprint: fingerprintSchema, tag: tagSchema });
-export const tagBody = T.Object({ tag: tagSchema });
-export const tagsBody = T.Object({ tags: tagListSchema });
 
 export const gatewaySignBody = T.Object({
   fingerprint: fingerprintSchema,

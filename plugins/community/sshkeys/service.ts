@@ -9,10 +9,10 @@ import {
   TenantStore,
   Unprocessable,
 } from '@gatehouse/core';
+import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import {
   type DeviceFacts,
-  type DeviceFilter,
   type FilterColumns,
   filterColumns,
   filterMatches,
@@ -22,17 +22,7 @@ import { isValidPattern, PatternCache } from '../matching/pattern';
 import { TagFilterTable } from '../tags/filter-tables';
 import { parsePublicKeyData } from './fingerprint';
 import { PublicKey } from './model';
-
-/** The public key entity as the API answers it (SPEC.md section 3). */
-export interface PublicKeyView {
-  data: string;
-  fingerprint: string;
-  name: string;
-  username: string;
-  filter: DeviceFilter;
-  tenant_id: string;
-  created_at: string;
-}
+import type { createPublicKeyBody, PublicKeyView, updatePublicKeyBody } from './schemas';
 
 function present(row: PublicKey): PublicKeyView {
   return {
@@ -68,12 +58,7 @@ export class NamespacePublicKeys {
     return { items: found.items.map(present), total: found.total };
   }
 
-  async create(body: {
-    data: string;
-    filter: DeviceFilter;
-    name: string;
-    username: string;
-  }): Promise<PublicKeyView> {
+  async create(body: Static<typeof createPublicKeyBody>): Promise<PublicKeyView> {
     const key = parsePublicKeyData(body.data);
     if (!key) throw new Unprocessable('data is not a public key (base64 of an authorized_keys line)');
     checkUsername(body.username);
@@ -99,10 +84,7 @@ export class NamespacePublicKeys {
     return row;
   }
 
-  async update(
-    fingerprint: string,
-    body: { filter?: DeviceFilter; name?: string; username?: string },
-  ): Promise<PublicKeyView> {
+  async update(fingerprint: string, body: Static<typeof updatePublicKeyBody>): Promise<PublicKeyView> {
     checkUsername(body.username);
     await this.row(fingerprint);
     const changes: Partial<FilterColumns & { name: string; username: string }> = {};

@@ -12,12 +12,12 @@ import {
   HttpError,
   htmlText,
   type Logger,
-  type TunnelHub,
   type UpgradeHandler,
 } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import { raw } from 'objection';
+import type { TunnelHub } from '../agent-tunnels/hub';
 import { Tunnel } from './model';
 
 /** Headers that describe one hop and must not be forwarded (RFC 9110 section 7.6.1). */

@@ -1,19 +1,7 @@
 import { defineRoute, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import { deviceUid } from '../devices/schemas';
-
-const tunnel = T.Object({
-  address: T.String({ pattern: '^[0-9a-f]{32}$' }),
-  namespace: T.String(),
-  device: deviceUid,
-  host: T.String(),
-  port: T.Integer({ minimum: 1, maximum: 65535 }),
-  ttl: T.Integer({ minimum: -1 }),
-  expires_in: T.Union([T.String({ format: 'date-time' }), T.Null()], {
-    description: 'When the tunnel stops answering; null for ttl -1 (never).',
-  }),
-  created_at: T.String({ format: 'date-time' }),
-});
+import { tunnel } from './schemas';
 
 const uidParams = T.Object({ uid: deviceUid });
 

@@ -3,18 +3,7 @@ import { listPage, NotFound, type Page, type TenantStore } from '@gatehouse/core
 import { raw } from 'objection';
 import { Device } from '../devices/model';
 import { Tunnel } from './model';
-
-/** The Tunnel entity (SPEC.md section 3). `expires_in` is when it stops answering; null for ttl -1. */
-export interface TunnelView {
-  address: string;
-  namespace: string;
-  device: string;
-  host: string;
-  port: number;
-  ttl: number;
-  expires_in: string | null;
-  created_at: string;
-}
+import type { TunnelView } from './schemas';
 
 /**
  * HTTP tunnels of the caller's devices (request scope): `<address>.<tunnels domain>` reaches host:port through the

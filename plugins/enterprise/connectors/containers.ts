@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config, Logger } from '@gatehouse/core';
-import { defaultDeviceName } from '@gatehouse/plugin-community/devices/service';
+import { defaultDeviceName } from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 
 /** A running container as the engine lists it. */

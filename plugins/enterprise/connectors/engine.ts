@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import Docker from 'dockerode';
+import type { EngineStatus } from './schemas';
 
 /** The TLS material of a connector, as it is kept sealed. */
 export interface EngineTls {
@@ -138,11 +139,6 @@ export async function engineVersion(docker: Docker): Promise<EngineVersion> {
     version: word(version.Version, 64),
     arch: word(version.Arch, 32),
   };
-}
-
-export interface EngineStatus {
-  State: 'connected' | 'disconnected';
-  Message: string;
 }
 
 /**

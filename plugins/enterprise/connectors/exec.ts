@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { PassThrough, type Readable, Writable } from 'node:stream';
-import type { LocalAccount } from '@gatehouse/agent/ssh/local-accounts';
+import type { LocalAccount } from '@gatehouse/protocol/accounts';
 import type Docker from 'dockerode';
 import { ENGINE_TIMEOUT_MS, resizeExec } from './engine';
 

@@ -1,5 +1,6 @@
-import { type BootContext, type RegisterContext, TunnelHub } from '@gatehouse/core';
+import type { BootContext, RegisterContext } from '@gatehouse/core';
 import type { Cradle } from '@gatehouse/core/cradle';
+import { TunnelHub } from '@gatehouse/plugin-community';
 import { asClass, asFunction } from 'awilix';
 import { ContainerDevices } from './containers';
 import { connectorRoutes } from './routes';

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox';
+import { type Static, Type as T } from '@sinclair/typebox';
 
 const pem = (what: string) =>
   T.String({
@@ -60,6 +60,17 @@ export const connectorToken = T.String({
     'the server keeps only its hash.',
 });
 
+/** How the connector reaches its engine, as the connector and the engine last said. */
+const connectorStatus = T.Object({
+  State: T.Union([T.Literal('connected'), T.Literal('disconnected')]),
+  Message: T.String({
+    description:
+      'Connected: the engine’s name and version. Disconnected: which part of the path failed (the connector, its ' +
+      'engine, TLS, or an answer that is not an engine’s), never a network error’s own text.',
+  }),
+});
+export type EngineStatus = Static<typeof connectorStatus>;
+
 const connectorFields = {
   uid: connectorUid,
   tenant_id: T.String({ format: 'uuid' }),
@@ -73,14 +84,7 @@ const connectorFields = {
     description: 'The engine’s TCP port as the connector reported it; 0 for a Unix socket.',
   }),
   secure: T.Boolean(),
-  status: T.Object({
-    State: T.Union([T.Literal('connected'), T.Literal('disconnected')]),
-    Message: T.String({
-      description:
-        'Connected: the engine’s name and version. Disconnected: which part of the path failed (the connector, its ' +
-        'engine, TLS, or an answer that is not an engine’s), never a network error’s own text.',
-    }),
-  }),
+  status: connectorStatus,
   tls: T.Object(
     {
       ca: T.Optional(T.String()),
@@ -93,9 +97,12 @@ const connectorFields = {
 
 /** The Connector entity. */
 export const connector = T.Object(connectorFields);
+/** The Connector entity as the API answers it; the private key and the token are never in it. */
+export type ConnectorView = Static<typeof connector>;
 
 /** A connector as its creation answers it: with its token, which is never answered again. */
 export const connectorWithToken = T.Object({ ...connectorFields, token: connectorToken });
+export type ConnectorWithToken = Static<typeof connectorWithToken>;
 
 /** The engine's own information object (`GET /info` of the Docker Engine API), as the engine gives it. */
 export const engineInfo = T.Object(

@@ -8,13 +8,11 @@ import {
   type SealedColumn,
   type SecretBox,
   type TenantStore,
-  type TunnelHub,
 } from '@gatehouse/core';
-import { Device } from '@gatehouse/plugin-community/devices/model';
+import { Device, type TunnelHub } from '@gatehouse/plugin-community';
 import type { Static } from '@sinclair/typebox';
 import {
   type EngineLink,
-  type EngineStatus,
   type EngineTls,
   engineClient,
   engineError,
@@ -23,24 +21,11 @@ import {
   STATUS,
 } from './engine';
 import { Connector, ConnectorContainer } from './model';
-import type { connectorCreate, connectorUpdate } from './schemas';
+import type { ConnectorView, ConnectorWithToken, connectorCreate, connectorUpdate } from './schemas';
 import { newConnectorToken } from './tunnel';
 
 /** The TLS material of every connector, sealed with the operator's key. */
 export const CONNECTOR_TLS: SealedColumn = { table: 'connectors', column: 'tls', key: 'uid' };
-
-/** The Connector entity as the API answers it; the private key and the token are never in it. */
-export interface ConnectorView {
-  uid: string;
-  tenant_id: string;
-  enable: boolean;
-  address: string;
-  port: number;
-  secure: boolean;
-  status: EngineStatus;
-  tls: { ca?: string; cert?: string };
-  created_at: string;
-}
 
 /** What the connectors' watchers need to hear from the API: a connector was made, changed or deleted. */
 export interface ConnectorChanges {
@@ -98,7 +83,7 @@ export class ConnectorService {
   }
 
   /** Saves the connector and makes its token; no process holds the token yet, so it is not connected. */
-  async create(body: Static<typeof connectorCreate>): Promise<ConnectorView & { token: string }> {
+  async create(body: Static<typeof connectorCreate>): Promise<ConnectorWithToken> {
     const tls = checkTls(body.tls ?? {});
     const uid = randomUUID();
     const { token, hash } = newConnectorToken(uid);

@@ -1,14 +1,15 @@
-import { type LocalAccount, parsePasswd, verifyPasswordIn } from '@gatehouse/agent/ssh/local-accounts';
-import type { Logger, SecretBox, TunnelHub } from '@gatehouse/core';
-import type { SshDevice } from '@gatehouse/plugin-community/gateway/admission';
+import type { Logger, SecretBox } from '@gatehouse/core';
 import {
   type SessionRequest,
+  type SshDevice,
   type TargetSession,
+  type TunnelHub,
   type Upstream,
   type UpstreamAuth,
   type UpstreamDialer,
   UpstreamRefused,
-} from '@gatehouse/plugin-community/gateway/upstream';
+} from '@gatehouse/plugin-community';
+import { type LocalAccount, parsePasswd, verifyPasswordIn } from '@gatehouse/protocol/accounts';
 import type Docker from 'dockerode';
 import type { Knex } from 'knex';
 import type { ContainerDevices } from './containers';

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { PeerAdmission, TunnelPeers } from '@gatehouse/core';
 import { secretsEqual } from '@gatehouse/core';
+import type { PeerAdmission, TunnelPeers } from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 import { Connector } from './model';
 

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Cache, Logger, SecretBox, TunnelHub } from '@gatehouse/core';
+import type { Cache, Logger, SecretBox } from '@gatehouse/core';
+import type { TunnelHub } from '@gatehouse/plugin-community';
 import type Docker from 'dockerode';
 import type { Knex } from 'knex';
 import type { ContainerDevices, EngineContainer, EngineFacts, WatchedConnector } from './containers';
 import {
   connectedTo,
   ENGINE_TIMEOUT_MS,
-  type EngineStatus,
   engineClient,
   engineError,
   engineVersion,
@@ -15,6 +15,7 @@ import {
   STATUS,
 } from './engine';
 import { Connector } from './model';
+import type { EngineStatus } from './schemas';
 import { type ConnectorChanges, connectorLink } from './service';
 
 /** How often each instance looks for connectors to watch, and renews the leases of those it watches. */

@@ -14,6 +14,7 @@ export interface IdentityProvider {
 }
 
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
+// biome-ignore lint/correctness/useHookAtTopLevel: xpath's namespace resolver, not a React hook
 const select = xpath.useNamespaces({
   md: 'urn:oasis:names:tc:SAML:2.0:metadata',
   ds: 'http://www.w3.org/2000/09/xmldsig#',

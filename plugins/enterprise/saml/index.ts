@@ -1,6 +1,7 @@
 import { type BootContext, Invalid, PayloadTooLarge, type RegisterContext } from '@gatehouse/core';
-import { asClass } from 'awilix';
+import { asClass, asValue } from 'awilix';
 import type { Middleware } from 'koa';
+import type { SamlConfig } from './config';
 import { samlRoutes } from './routes';
 import { SamlService } from './service';
 import { SAML_SP_KEY } from './settings';
@@ -8,6 +9,8 @@ import { SAML_SP_KEY } from './settings';
 declare module '@gatehouse/core/cradle' {
   interface Cradle {
     saml: SamlService;
+    /** The `saml.*` settings (the enterprise plugin's configuration). */
+    samlConfig: SamlConfig;
   }
 }
 
@@ -16,6 +19,7 @@ const ACS_PATH = '/api/user/saml/acs';
 /** SAML single sign-on: its service, calls, sealed SP key, and the form body its assertion consumer receives. */
 export function register(ctx: RegisterContext): void {
   ctx.provide({
+    samlConfig: asValue(ctx.pluginConfig as SamlConfig),
     saml: asClass(SamlService)
       .singleton()
       .disposer((saml) => saml.close()),

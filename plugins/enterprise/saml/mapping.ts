@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Conflict, Forbidden, printable, TenantStore } from '@gatehouse/core';
-import { Member } from '@gatehouse/plugin-community/members/model';
-import { Namespace } from '@gatehouse/plugin-community/namespaces/model';
-import { User } from '@gatehouse/plugin-community/users/model';
-import type { UserRow, UserService } from '@gatehouse/plugin-community/users/service';
+import { Member, Namespace, User, type UserRow, type UserService } from '@gatehouse/plugin-community';
 import type { Knex } from 'knex';
 import { type AttributeNames, grantedRole } from './settings';
 

@@ -9,7 +9,7 @@ import {
   type SecretBox,
   Unauthorized,
 } from '@gatehouse/core';
-import { newSignIn, type UserRow, type UserService } from '@gatehouse/plugin-community/users/service';
+import { newSignIn, type UserRow, type UserService } from '@gatehouse/plugin-community';
 import {
   type CacheProvider,
   generateServiceProviderMetadata,
@@ -20,9 +20,11 @@ import {
 } from '@node-saml/passport-saml';
 import { DOMParser } from '@xmldom/xmldom';
 import type { Knex } from 'knex';
+import type { SamlConfig } from './config';
 import { type IdentityProvider, parseIdpMetadata, splitCertificates } from './idp-metadata';
 import { SamlAccounts } from './mapping';
 import { PassportOnKoa } from './passport';
+import type { SamlSettingsView, SettingsInput } from './schemas';
 import {
   checkSettings,
   configured,
@@ -69,6 +71,7 @@ interface Active {
  */
 export class SamlService {
   private readonly config: Config;
+  private readonly samlConfig: SamlConfig;
   private readonly db: Knex;
   private readonly cache: Cache;
   private readonly secrets: SecretBox;
@@ -86,6 +89,7 @@ export class SamlService {
 
   constructor(deps: {
     config: Config;
+    samlConfig: SamlConfig;
     db: Knex;
     cache: Cache;
     secrets: SecretBox;
@@ -94,6 +98,7 @@ export class SamlService {
     features: { authentication: { local: boolean; saml: boolean } };
   }) {
     this.config = deps.config;
+    this.samlConfig = deps.samlConfig;
     this.db = deps.db;
     this.cache = deps.cache;
     this.secrets = deps.secrets;
@@ -101,7 +106,7 @@ export class SamlService {
     this.log = deps.log.child({ part: 'saml' });
     this.features = deps.features;
     this.accounts = new SamlAccounts(deps.db, deps.users);
-    this.starts = new SamlStartLimit(deps.cache, deps.config, REQUEST_SECONDS);
+    this.starts = new SamlStartLimit(deps.cache, deps.samlConfig, REQUEST_SECONDS);
   }
 
   /** This server as a service provider: its entity ID, assertion consumer and metadata addresses. */
@@ -117,8 +122,8 @@ export class SamlService {
 
   /** Reads the settings and makes them current on this instance; a failure leaves SAML off with the reason kept. */
   async load(): Promise<void> {
-    const settings = configured(this.config)
-      ? fromConfig(this.config)
+    const settings = configured(this.samlConfig)
+      ? fromConfig(this.samlConfig)
       : await readStored(this.db, this.secrets);
     this.settings = settings;
     this.problem = undefined;
@@ -237,7 +242,7 @@ export class SamlService {
    */
   async consume(form: { SAMLResponse: string; RelayState?: string }): Promise<string> {
     const active = this.require();
-    if (!this.config.saml.allowSha1) {
+    if (!this.samlConfig.allowSha1) {
       const weak = sha1AlgorithmsIn(form.SAMLResponse);
       if (weak.length) {
         throw new AssertionRefused(
@@ -326,7 +331,7 @@ export class SamlService {
 
   /** SP metadata for the IdP to import: entity ID, assertion consumer, and the signing certificate when signing. */
   metadata(): string {
-    const settings = this.settings ?? fromConfig(this.config);
+    const settings = this.settings ?? fromConfig(this.samlConfig);
     const sp = this.sp(settings);
     return generateServiceProviderMetadata({
       issuer: sp.entityId,
@@ -340,8 +345,8 @@ export class SamlService {
   }
 
   /** The settings as the console's instance area shows them (the SP key never leaves the server). */
-  view() {
-    const s = this.settings ?? fromConfig(this.config);
+  view(): SamlSettingsView {
+    const s = this.settings ?? fromConfig(this.samlConfig);
     const sp = this.sp(s);
     return {
       source: s.source,
@@ -379,8 +384,8 @@ export class SamlService {
    * Saves the console's settings (instance administrators) after checking them, including reading the IdP's
    * metadata, so a set-up that cannot work is refused with the field at fault instead of saved.
    */
-  async save(input: SettingsInput, updatedBy: string | undefined) {
-    if (configured(this.config)) {
+  async save(input: SettingsInput, updatedBy: string | undefined): Promise<SamlSettingsView> {
+    if (configured(this.samlConfig)) {
       throw new Forbidden("SAML is set by the server's configuration (the saml.* keys): change it there");
     }
     const current = await readStored(this.db, this.secrets);
@@ -417,21 +422,6 @@ export class SamlService {
     await this.cache.publish(SETTINGS_CHANNEL, 'changed');
     return this.view();
   }
-}
-
-/** What the console sends to change the settings (API field names). */
-export interface SettingsInput {
-  enabled: boolean;
-  idp_metadata_url?: string;
-  idp_metadata_xml?: string;
-  idp_entity_id?: string;
-  idp_sso_url?: string;
-  idp_certificate?: string;
-  sign_requests?: boolean;
-  sp_private_key?: string;
-  sp_certificate?: string;
-  local_login?: boolean;
-  attributes?: Partial<Record<'email' | 'name' | 'username' | 'namespace' | 'role', string>>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { type Config, Invalid, isRole, type SealedColumn, type SecretBox } from '@gatehouse/core';
+import { Invalid, isRole, type SealedColumn, type SecretBox } from '@gatehouse/core';
 import type { Knex } from 'knex';
+import type { SamlConfig } from './config';
 import { splitCertificates } from './idp-metadata';
 import { SamlSettingsRow } from './model';
 
@@ -39,13 +40,11 @@ export const SAML_SP_KEY: SealedColumn = { table: 'saml_settings', column: 'sp_p
 const ROW_ID = 1;
 
 /** Whether the `saml.*` config keys set SAML up (any IdP key): then they are the settings, and the console reads. */
-export function configured(config: Config): boolean {
-  const s = config.saml;
+export function configured(s: SamlConfig): boolean {
   return Boolean(s.idpMetadataUrl || s.idpMetadataXml || s.idpSsoUrl || s.idpEntityId || s.idpCertificate);
 }
 
-export function fromConfig(config: Config): SamlSettings {
-  const s = config.saml;
+export function fromConfig(s: SamlConfig): SamlSettings {
   return {
     source: 'config',
     enabled: true,

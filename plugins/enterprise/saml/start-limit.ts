@@ -1,5 +1,6 @@
-import { type AtomicStep, type Cache, type Config, TooManyRequests } from '@gatehouse/core';
-import { sourceBlock } from '@gatehouse/plugin-community/users/source-limit';
+import { type AtomicStep, type Cache, TooManyRequests } from '@gatehouse/core';
+import { sourceBlock } from '@gatehouse/plugin-community';
+import type { SamlConfig } from './config';
 
 /**
  * Counts one sign-in start against the source's budget and the installation's, in one step, when both have room.
@@ -41,7 +42,7 @@ return 0`,
 export class SamlStartLimit {
   constructor(
     private readonly cache: Cache,
-    private readonly config: Config,
+    private readonly config: Pick<SamlConfig, 'startsPerSource' | 'startsTotal'>,
     private readonly window: number,
   ) {}
 
@@ -55,7 +56,7 @@ export class SamlStartLimit {
       `saml:starts:all:${n}`,
       `saml:starts:all:${n - 1}`,
     ];
-    const { startsPerSource, startsTotal } = this.config.saml;
+    const { startsPerSource, startsTotal } = this.config;
     const [over] = await this.cache.atomic(start, keys, [startsPerSource, startsTotal, this.window]);
     if (!over) return;
     // The earliest moment the count can drop: the end of the current window, when the previous one stops counting.

@@ -15,26 +15,15 @@ import {
   TextArea,
   useAction,
   useApi,
+  useConsole,
+  useFormDialog,
   usePagedList,
   useToast,
   useUser,
 } from '@gatehouse/console';
 import { type ChangeEvent, useMemo, useState } from 'react';
+import type { ConnectorView as Connector, ConnectorWithToken } from '../connectors/schemas';
 import { calls } from './api';
-
-/** A connector as `/api/connector` answers it; the TLS key and the token are never answered after creation. */
-interface Connector {
-  uid: string;
-  tenant_id: string;
-  enable: boolean;
-  /** Where its process reaches the engine: a Unix socket's path (port 0) or a host; empty until it connected. */
-  address: string;
-  port: number;
-  secure: boolean;
-  status: { State: 'connected' | 'disconnected'; Message: string };
-  tls: { ca?: string; cert?: string };
-  created_at: string;
-}
 
 interface ConnectorForm {
   secure: boolean;
@@ -57,27 +46,32 @@ function serverAddress(): string {
   return window.location.origin;
 }
 
-/** The connector on the engine's host from the server's agent bundle, with Node.js 20 (it reads the Docker socket). */
+/** The connector on the engine's host: the agent's executable from the server (no Node.js), run as root. */
 export function connectorRunCommand(server: string, token: string): string {
   return [
-    `curl -fsSL "${server}/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | sudo tar -xz -C /opt`,
-    `sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_CONNECTOR_TOKEN=${token} node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs connector`,
+    `sudo mkdir -p /opt/gatehouse-agent && sudo curl -fsSL "${server}/agent/gatehouse-agent-linux-$(dpkg --print-architecture)" -o /opt/gatehouse-agent/gatehouse-agent && sudo chmod 0755 /opt/gatehouse-agent/gatehouse-agent`,
+    `sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_CONNECTOR_TOKEN=${token} /opt/gatehouse-agent/gatehouse-agent connector`,
   ].join('\n');
 }
 
-/** The connector in a container beside a Docker engine: the socket is mounted in, the token is in its environment. */
-export function connectorDockerCommand(server: string, token: string): string {
+/**
+ * The connector in a container beside a Docker engine: the agent image, loaded from the server, in connector mode;
+ * the socket is mounted in, the token is in its environment.
+ */
+export function connectorDockerCommand(server: string, token: string, version: string): string {
   return [
+    `curl -fsSL "${server}/agent/gatehouse-agent-image-linux-amd64.tar.gz" | gunzip | docker load &&`,
     'docker run -d --name gatehouse-connector --restart unless-stopped',
     '-v /var/run/docker.sock:/var/run/docker.sock',
     `-e GATEHOUSE_SERVER_ADDRESS="${server}" -e GATEHOUSE_CONNECTOR_TOKEN=${token}`,
-    `node:20 sh -c 'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs connector'`,
+    `localhost/gatehouse-agent:${version} connector`,
   ].join(' ');
 }
 
 /** The token, shown once, and the commands that run the connector with it. */
 function RunConnector({ token }: { token: string }) {
   const server = serverAddress();
+  const { info } = useConsole();
   return (
     <div className="stack" style={{ gap: 8 }}>
       <p className="alert alert-warn">
@@ -85,10 +79,14 @@ function RunConnector({ token }: { token: string }) {
         password. Making a new token disconnects the process that uses the old one.
       </p>
       <CopyField label="connector token" value={token} />
-      <span className="label">On the engine’s host, with Node.js 20 or newer:</span>
+      <span className="label">On the engine’s host (Debian or Ubuntu, x86_64 or arm64):</span>
       <CopyField label="connector command" value={connectorRunCommand(server, token)} wrap />
       <span className="label">Or in a container beside a Docker engine:</span>
-      <CopyField label="connector docker command" value={connectorDockerCommand(server, token)} wrap />
+      <CopyField
+        label="connector docker command"
+        value={connectorDockerCommand(server, token, info.version)}
+        wrap
+      />
       <span className="hint muted" style={{ fontSize: 12.5 }}>
         The connector dials out to Gatehouse and serves only the engine it is started with: the Docker socket
         by default, or <code>--engine tcp://host:port</code> (for podman:{' '}
@@ -142,7 +140,6 @@ export function ConnectorsPage() {
       api.page<Connector>(calls.listConnectors, { query: { page: query.page, per_page: query.perPage } }),
     [api, user.tenant],
   );
-  const [form, setForm] = useState<ConnectorForm | null>(null);
   const [removing, setRemoving] = useState<Connector | null>(null);
   const [info, setInfo] = useState<{ connector: Connector; info: EngineInfo } | null>(null);
   const action = useAction();
@@ -282,10 +279,30 @@ export function ConnectorsPage() {
     ],
     [column, busy],
   );
-  const keyProblem =
-    form && Boolean(form.cert.trim()) !== Boolean(form.key.trim())
+  const keyProblemOf = (f: ConnectorForm) =>
+    Boolean(f.cert.trim()) !== Boolean(f.key.trim())
       ? 'Give the client certificate and its key together.'
       : null;
+  const form = useFormDialog({
+    action,
+    valid: (f) => !keyProblemOf(f),
+    send: (f: ConnectorForm) => {
+      const tls = {
+        ...(f.ca.trim() ? { ca: f.ca } : {}),
+        ...(f.cert.trim() ? { cert: f.cert, key: f.key } : {}),
+      };
+      return api.call<ConnectorWithToken>(calls.createConnector, {
+        body: { secure: f.secure, enable: f.enable, ...(f.secure && Object.keys(tls).length ? { tls } : {}) },
+        context: 'Could not add the connector',
+      });
+    },
+    done: (made) => {
+      toast('Connector added: run it beside the engine');
+      setToken(made.token);
+      connectors.reload();
+    },
+  });
+  const keyProblem = form.draft ? keyProblemOf(form.draft) : null;
   return (
     <>
       <PageHeader
@@ -298,13 +315,7 @@ export function ConnectorsPage() {
           </>
         }
         actions={
-          <Button
-            variant="primary"
-            onClick={() => {
-              action.clearError();
-              setForm(emptyForm);
-            }}
-          >
+          <Button variant="primary" onClick={() => form.open(emptyForm)}>
             {icons.plus} Add connector
           </Button>
         }
@@ -324,72 +335,45 @@ export function ConnectorsPage() {
         />
       </Card>
       <Dialog
-        open={Boolean(form)}
+        {...form.dialog}
         title="Add a connector"
         description="You get a token and the command that runs the connector beside the engine."
-        onClose={() => setForm(null)}
         submitLabel="Add connector"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!form || keyProblem) return;
-          const tls = {
-            ...(form.ca.trim() ? { ca: form.ca } : {}),
-            ...(form.cert.trim() ? { cert: form.cert, key: form.key } : {}),
-          };
-          let made: (Connector & { token: string }) | undefined;
-          const ok = await action.run(async () => {
-            made = await api.call<Connector & { token: string }>(calls.createConnector, {
-              body: {
-                secure: form.secure,
-                enable: form.enable,
-                ...(form.secure && Object.keys(tls).length ? { tls } : {}),
-              },
-              context: 'Could not add the connector',
-            });
-          });
-          if (ok && made) {
-            toast('Connector added: run it beside the engine');
-            setForm(null);
-            setToken(made.token);
-            connectors.reload();
-          }
-        }}
       >
-        {form ? (
+        {form.draft ? (
           <>
             <Switch
               label="Speak TLS to the engine (an engine with --tlsverify)"
-              checked={form.secure}
-              onChange={(secure) => setForm({ ...form, secure })}
+              checked={form.draft.secure}
+              onChange={(secure) => form.change({ secure })}
             />
-            {form.secure ? (
+            {form.draft.secure ? (
               <>
                 <PemField
                   label="CA certificate"
-                  value={form.ca}
+                  value={form.draft.ca}
                   hint="The CA the engine's certificate chains to (ca.pem); empty: the system's CAs."
-                  onChange={(ca) => setForm({ ...form, ca })}
+                  onChange={(ca) => form.change({ ca })}
                 />
                 <PemField
                   label="Client certificate"
-                  value={form.cert}
+                  value={form.draft.cert}
                   hint="cert.pem, for an engine that asks for client certificates (--tlsverify)."
-                  onChange={(cert) => setForm({ ...form, cert })}
+                  onChange={(cert) => form.change({ cert })}
                 />
                 <PemField
                   label="Client key"
-                  value={form.key}
+                  value={form.draft.key}
                   hint="key.pem. Stored encrypted, and never shown again."
-                  onChange={(key) => setForm({ ...form, key })}
+                  onChange={(key) => form.change({ key })}
                 />
                 {keyProblem ? <p className="alert alert-error">{keyProblem}</p> : null}
               </>
             ) : null}
             <Switch
               label="Enabled: list its running containers"
-              checked={form.enable}
-              onChange={(enable) => setForm({ ...form, enable })}
+              checked={form.draft.enable}
+              onChange={(enable) => form.change({ enable })}
             />
           </>
         ) : null}

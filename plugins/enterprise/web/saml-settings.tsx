@@ -18,27 +18,8 @@ import {
   useToast,
 } from '@gatehouse/console';
 import { type ChangeEvent, type FormEvent, useEffect, useState } from 'react';
+import type { SamlSettingsView } from '../saml/schemas';
 import { calls } from './api';
-
-/** GET /api/admin/saml. */
-export interface SamlSettings {
-  source: 'config' | 'console';
-  enabled: boolean;
-  active: boolean;
-  problem: string;
-  idp_metadata_url: string;
-  idp_metadata_xml: string;
-  idp_entity_id: string;
-  idp_sso_url: string;
-  idp_certificate: string;
-  sign_requests: boolean;
-  sp_certificate: string;
-  sp_private_key_set: boolean;
-  local_login: boolean;
-  attributes: Record<'email' | 'name' | 'username' | 'namespace' | 'role', string>;
-  sp: { entity_id: string; acs_url: string; metadata_url: string };
-  idp: { entity_id: string; sso_url: string; certificates: number } | null;
-}
 
 type IdpSource = 'metadata_url' | 'metadata_xml' | 'manual';
 
@@ -82,10 +63,10 @@ interface Form {
   sp_private_key: string;
   sp_certificate: string;
   local_login: boolean;
-  attributes: SamlSettings['attributes'];
+  attributes: SamlSettingsView['attributes'];
 }
 
-function formOf(s: SamlSettings): Form {
+function formOf(s: SamlSettingsView): Form {
   return {
     enabled: s.enabled,
     source: s.idp_metadata_url
@@ -108,7 +89,7 @@ function formOf(s: SamlSettings): Form {
   };
 }
 
-const attributeLabels: [keyof SamlSettings['attributes'], string, string][] = [
+const attributeLabels: [keyof SamlSettingsView['attributes'], string, string][] = [
   [
     'email',
     'E-mail attribute',
@@ -124,7 +105,7 @@ const attributeLabels: [keyof SamlSettings['attributes'], string, string][] = [
 export function SamlSettingsPage() {
   const api = useApi();
   const toast = useToast();
-  const settings = useResource(() => api.call<SamlSettings>(calls.samlSettings), [api]);
+  const settings = useResource(() => api.call<SamlSettingsView>(calls.samlSettings), [api]);
   const [form, setForm] = useState<Form | null>(null);
   const [bad, setBad] = useState<string[]>([]);
   const action = useAction();
@@ -165,7 +146,7 @@ export function SamlSettingsPage() {
     };
     const ok = await action.run(async () => {
       try {
-        await api.call<SamlSettings>(calls.saveSamlSettings, {
+        await api.call<SamlSettingsView>(calls.saveSamlSettings, {
           body,
           context: 'Could not save single sign-on',
         });

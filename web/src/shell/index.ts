@@ -6,6 +6,7 @@ export { type Call, type Method, sessionCalls } from './api/calls';
 export { ApiClient, encodeFilter, type FilterItem } from './api/client';
 export { ApiError, errorText, listFields } from './api/errors';
 export type * from './api/types';
+export { type FormDialog, useFormDialog } from './form-dialog';
 export { type Action, type Resource, useAction, useResource } from './resource';
 export { Link, matchPath, Navigate, useLocation, useNavigate, useSearchParam } from './router';
 export { useApi, useConsole, useUser } from './session';

@@ -1,6 +1,6 @@
 import { SelectField, TextField } from '@gatehouse/console';
 import { parseTags, tagProblem } from '../devices/dialogs';
-import type { TagsOrHostname } from '../types';
+import type { DeviceFilter } from '../types';
 
 // Public keys and firewall rules both target devices either by a hostname pattern or by 1 to 3 tags.
 
@@ -12,13 +12,13 @@ export interface FilterDraft {
 
 export const emptyFilter: FilterDraft = { mode: 'all', hostname: '', tags: '' };
 
-export function filterFromDraft(draft: FilterDraft): TagsOrHostname {
+export function filterFromDraft(draft: FilterDraft): DeviceFilter {
   if (draft.mode === 'tags') return { tags: parseTags(draft.tags) };
   if (draft.mode === 'hostname') return { hostname: draft.hostname };
   return { hostname: '.*' };
 }
 
-export function draftFromFilter(filter: TagsOrHostname): FilterDraft {
+export function draftFromFilter(filter: DeviceFilter): FilterDraft {
   if ('tags' in filter) return { mode: 'tags', hostname: '', tags: filter.tags.join(', ') };
   if (filter.hostname === '.*') return emptyFilter;
   return { mode: 'hostname', hostname: filter.hostname, tags: '' };
@@ -33,7 +33,7 @@ export function filterProblem(draft: FilterDraft): string | null {
   return null;
 }
 
-export function describeFilter(filter: TagsOrHostname) {
+export function describeFilter(filter: DeviceFilter) {
   if ('tags' in filter) {
     return (
       <div className="row" style={{ gap: 4 }}>

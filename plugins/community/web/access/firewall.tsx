@@ -11,8 +11,8 @@ import {
   SelectField,
   Switch,
   TextField,
-  useAction,
   useApi,
+  useFormDialog,
   usePagedList,
   useToast,
   useUser,
@@ -29,6 +29,8 @@ import {
   filterFromDraft,
   filterProblem,
 } from './filter-fields';
+
+const column = createColumnHelper<FirewallRule>();
 
 interface Draft {
   action: 'allow' | 'deny';
@@ -63,17 +65,39 @@ export function FirewallPage() {
       }),
     [api, user.tenant],
   );
-  const [editing, setEditing] = useState<{ rule: FirewallRule | null; draft: Draft } | null>(null);
   const [removing, setRemoving] = useState<FirewallRule | null>(null);
-  const [touched, setTouched] = useState(false);
-  const action = useAction();
-
-  const open = (rule: FirewallRule | null) => {
-    action.clearError();
-    setTouched(false);
-    setEditing({
-      rule,
-      draft: rule
+  const priorityProblem = (d: Draft) => {
+    const priority = Number(d.priority);
+    return Number.isInteger(priority) && priority >= 0 ? null : 'Use a whole number, 0 or more.';
+  };
+  const form = useFormDialog({
+    valid: (d) => !priorityProblem(d) && !filterProblem(d.filter),
+    send: (d: Draft, rule: FirewallRule | null) => {
+      const body = {
+        action: d.action,
+        active: d.active,
+        priority: Number(d.priority),
+        source_ip: d.source_ip.trim() || '.*',
+        username: d.username.trim() || '.*',
+        filter: filterFromDraft(d.filter),
+      };
+      return rule
+        ? api.call(calls.updateFirewallRule, {
+            params: { id: rule.id },
+            body,
+            context: 'Could not save the rule',
+          })
+        : api.call(calls.createFirewallRule, { body, context: 'Could not create the rule' });
+    },
+    done: (_answer, _draft, rule) => {
+      toast(rule ? 'Rule saved' : 'Rule created');
+      rules.reload();
+    },
+  });
+  const action = form.action;
+  const open = (rule: FirewallRule | null) =>
+    form.open(
+      rule
         ? {
             action: rule.action,
             active: rule.active,
@@ -83,10 +107,9 @@ export function FirewallPage() {
             filter: draftFromFilter(rule.filter),
           }
         : blank,
-    });
-  };
+      rule,
+    );
 
-  const column = createColumnHelper<FirewallRule>();
   const columns = useMemo(
     () => [
       column.accessor('priority', { header: 'Priority' }),
@@ -144,37 +167,7 @@ export function FirewallPage() {
     [],
   );
 
-  const draft = editing?.draft;
-  const priority = Number(draft?.priority);
-  const priorityProblem =
-    Number.isInteger(priority) && priority >= 0 ? null : 'Use a whole number, 0 or more.';
-  const save = async () => {
-    if (!editing || !draft) return;
-    setTouched(true);
-    if (priorityProblem || filterProblem(draft.filter)) return;
-    const body = {
-      action: draft.action,
-      active: draft.active,
-      priority,
-      source_ip: draft.source_ip.trim() || '.*',
-      username: draft.username.trim() || '.*',
-      filter: filterFromDraft(draft.filter),
-    };
-    const ok = await action.run(() =>
-      editing.rule
-        ? api.call(calls.updateFirewallRule, {
-            params: { id: editing.rule.id },
-            body,
-            context: 'Could not save the rule',
-          })
-        : api.call(calls.createFirewallRule, { body, context: 'Could not create the rule' }),
-    );
-    if (ok) {
-      toast(editing.rule ? 'Rule saved' : 'Rule created');
-      setEditing(null);
-      rules.reload();
-    }
-  };
+  const draft = form.draft;
 
   return (
     <>
@@ -205,23 +198,17 @@ export function FirewallPage() {
         />
       </Card>
       <Dialog
-        open={Boolean(editing)}
-        title={editing?.rule ? 'Edit rule' : 'Add a firewall rule'}
-        onClose={() => setEditing(null)}
-        onSubmit={save}
-        submitLabel={editing?.rule ? 'Save' : 'Add rule'}
-        busy={action.pending}
-        error={action.error}
+        {...form.dialog}
+        title={form.subject ? 'Edit rule' : 'Add a firewall rule'}
+        submitLabel={form.subject ? 'Save' : 'Add rule'}
       >
-        {draft && editing ? (
+        {draft ? (
           <>
             <div className="grid-2">
               <SelectField
                 label="Action"
                 value={draft.action}
-                onChange={(e) =>
-                  setEditing({ ...editing, draft: { ...draft, action: e.target.value as Draft['action'] } })
-                }
+                onChange={(e) => form.change({ action: e.target.value as Draft['action'] })}
                 options={[
                   { value: 'allow', label: 'Allow' },
                   { value: 'deny', label: 'Deny' },
@@ -232,32 +219,28 @@ export function FirewallPage() {
                 type="number"
                 min={0}
                 value={draft.priority}
-                onChange={(e) => setEditing({ ...editing, draft: { ...draft, priority: e.target.value } })}
-                error={touched ? priorityProblem : null}
+                onChange={(e) => form.change({ priority: e.target.value })}
+                error={form.touched ? priorityProblem(draft) : null}
               />
             </div>
             <TextField
               label="Source IP pattern"
               value={draft.source_ip}
-              onChange={(e) => setEditing({ ...editing, draft: { ...draft, source_ip: e.target.value } })}
+              onChange={(e) => form.change({ source_ip: e.target.value })}
               hint="A regular expression; .* matches any address."
             />
             <TextField
               label="Device user pattern"
               value={draft.username}
-              onChange={(e) => setEditing({ ...editing, draft: { ...draft, username: e.target.value } })}
+              onChange={(e) => form.change({ username: e.target.value })}
               hint="A regular expression; .* matches any user."
             />
             <FilterFields
               draft={draft.filter}
-              onChange={(filter) => setEditing({ ...editing, draft: { ...draft, filter } })}
-              showErrors={touched}
+              onChange={(filter) => form.change({ filter })}
+              showErrors={form.touched}
             />
-            <Switch
-              label="Active"
-              checked={draft.active}
-              onChange={(active) => setEditing({ ...editing, draft: { ...draft, active } })}
-            />
+            <Switch label="Active" checked={draft.active} onChange={(active) => form.change({ active })} />
           </>
         ) : null}
       </Dialog>

@@ -12,8 +12,8 @@ import {
   PageHeader,
   TextArea,
   TextField,
-  useAction,
   useApi,
+  useFormDialog,
   usePagedList,
   useToast,
   useUser,
@@ -31,6 +31,8 @@ import {
   filterProblem,
 } from './filter-fields';
 import { fingerprintOfData } from './fingerprint';
+
+const column = createColumnHelper<PublicKey>();
 
 const keyLine =
   /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+[A-Za-z0-9+/=]+/;
@@ -78,23 +80,44 @@ export function PublicKeysPage() {
       api.page<PublicKey>(calls.listPublicKeys, { query: { page: query.page, per_page: query.perPage } }),
     [api, user.tenant],
   );
-  const [editing, setEditing] = useState<{ key: PublicKey | null; draft: Draft } | null>(null);
   const [removing, setRemoving] = useState<PublicKey | null>(null);
-  const [touched, setTouched] = useState(false);
-  const action = useAction();
-
-  const open = (key: PublicKey | null) => {
-    action.clearError();
-    setTouched(false);
-    setEditing({
+  const dataProblem = (d: Draft, key: PublicKey | null) =>
+    !key && !keyLine.test(d.data.trim())
+      ? 'Paste a public key line such as “ssh-ed25519 AAAA… you@laptop”.'
+      : null;
+  const nameProblem = (d: Draft) =>
+    d.name.trim().length < 3 ? 'Give the key a name of at least 3 characters.' : null;
+  const form = useFormDialog({
+    valid: (d, key) => !dataProblem(d, key) && !nameProblem(d) && !filterProblem(d.filter),
+    send: (d: Draft, key: PublicKey | null) => {
+      const body = {
+        name: d.name.trim(),
+        username: d.username.trim() || '.*',
+        filter: filterFromDraft(d.filter),
+      };
+      return key
+        ? api.call(calls.updatePublicKey, {
+            params: { fingerprint: key.fingerprint },
+            body,
+            context: 'Could not save the key',
+          })
+        : api.call(calls.createPublicKey, {
+            body: { ...body, data: encodeKeyData(d.data) },
+            context: 'Could not add the key',
+          });
+    },
+    done: (_answer, _draft, key) => {
+      toast(key ? 'Public key saved' : 'Public key added');
+      keys.reload();
+    },
+  });
+  const action = form.action;
+  const open = (key: PublicKey | null) =>
+    form.open(
+      key ? { name: key.name, data: '', username: key.username, filter: draftFromFilter(key.filter) } : blank,
       key,
-      draft: key
-        ? { name: key.name, data: '', username: key.username, filter: draftFromFilter(key.filter) }
-        : blank,
-    });
-  };
+    );
 
-  const column = createColumnHelper<PublicKey>();
   const columns = useMemo(
     () => [
       column.accessor('name', { header: 'Name', cell: (ctx) => <strong>{ctx.getValue()}</strong> }),
@@ -137,40 +160,7 @@ export function PublicKeysPage() {
     [],
   );
 
-  const draft = editing?.draft;
-  const dataProblem =
-    draft && !editing?.key && !keyLine.test(draft.data.trim())
-      ? 'Paste a public key line such as “ssh-ed25519 AAAA… you@laptop”.'
-      : null;
-  const nameProblem =
-    draft && draft.name.trim().length < 3 ? 'Give the key a name of at least 3 characters.' : null;
-  const save = async () => {
-    if (!editing || !draft) return;
-    setTouched(true);
-    if (dataProblem || nameProblem || filterProblem(draft.filter)) return;
-    const body = {
-      name: draft.name.trim(),
-      username: draft.username.trim() || '.*',
-      filter: filterFromDraft(draft.filter),
-    };
-    const ok = await action.run(() =>
-      editing.key
-        ? api.call(calls.updatePublicKey, {
-            params: { fingerprint: editing.key.fingerprint },
-            body,
-            context: 'Could not save the key',
-          })
-        : api.call(calls.createPublicKey, {
-            body: { ...body, data: encodeKeyData(draft.data) },
-            context: 'Could not add the key',
-          }),
-    );
-    if (ok) {
-      toast(editing.key ? 'Public key saved' : 'Public key added');
-      setEditing(null);
-      keys.reload();
-    }
-  };
+  const draft = form.draft;
 
   return (
     <>
@@ -201,45 +191,41 @@ export function PublicKeysPage() {
         />
       </Card>
       <Dialog
-        open={Boolean(editing)}
-        title={editing?.key ? `Edit ${editing.key.name}` : 'Add a public key'}
-        onClose={() => setEditing(null)}
-        onSubmit={save}
-        submitLabel={editing?.key ? 'Save' : 'Add key'}
-        busy={action.pending}
-        error={action.error}
+        {...form.dialog}
+        title={form.subject ? `Edit ${form.subject.name}` : 'Add a public key'}
+        submitLabel={form.subject ? 'Save' : 'Add key'}
       >
-        {draft && editing ? (
+        {draft ? (
           <>
             <TextField
               label="Name"
               value={draft.name}
-              onChange={(e) => setEditing({ ...editing, draft: { ...draft, name: e.target.value } })}
-              error={touched ? nameProblem : null}
+              onChange={(e) => form.change({ name: e.target.value })}
+              error={form.touched ? nameProblem(draft) : null}
               autoFocus
               required
             />
-            {editing.key ? null : (
+            {form.subject ? null : (
               <TextArea
                 label="Public key"
                 value={draft.data}
-                onChange={(e) => setEditing({ ...editing, draft: { ...draft, data: e.target.value } })}
+                onChange={(e) => form.change({ data: e.target.value })}
                 placeholder="ssh-ed25519 AAAAC3Nza… you@laptop"
                 hint="The contents of your .pub file."
-                error={touched ? dataProblem : null}
+                error={form.touched ? dataProblem(draft, form.subject) : null}
                 required
               />
             )}
             <TextField
               label="Device users"
               value={draft.username}
-              onChange={(e) => setEditing({ ...editing, draft: { ...draft, username: e.target.value } })}
+              onChange={(e) => form.change({ username: e.target.value })}
               hint="A regular expression for the device accounts this key may sign in as; .* allows any."
             />
             <FilterFields
               draft={draft.filter}
-              onChange={(filter) => setEditing({ ...editing, draft: { ...draft, filter } })}
-              showErrors={touched}
+              onChange={(filter) => form.change({ filter })}
+              showErrors={form.touched}
             />
           </>
         ) : null}
@@ -261,7 +247,7 @@ export function PublicKeysPage() {
         }}
         onClose={() => setRemoving(null)}
       />
-      {keys.data && action.error && !editing && !removing ? <Alert>{action.error}</Alert> : null}
+      {keys.data && action.error && !form.draft && !removing ? <Alert>{action.error}</Alert> : null}
     </>
   );
 }

@@ -12,6 +12,7 @@ import {
   TextField,
   useAction,
   useApi,
+  useFormDialog,
   useResource,
   useToast,
   useUser,
@@ -27,14 +28,25 @@ export function TagsPage() {
     () => api.call<string[] | null>(calls.listTags, { context: 'Could not load the tags' }),
     [api, user.tenant],
   );
-  const [renaming, setRenaming] = useState<{ tag: string; to: string } | null>(null);
   const [removing, setRemoving] = useState<string | null>(null);
   const action = useAction();
   const list = tags.data ?? [];
-  const renameProblem =
-    renaming && (renaming.to.trim().length < 3 || renaming.to.trim().length > 255)
-      ? 'A tag is 3 to 255 characters long.'
-      : null;
+  const problemOf = (to: string) =>
+    to.trim().length < 3 || to.trim().length > 255 ? 'A tag is 3 to 255 characters long.' : null;
+  const renaming = useFormDialog({
+    action,
+    valid: (d) => !problemOf(d.to),
+    send: (d: { to: string }, tag: string | null) =>
+      api.call(calls.renameTag, {
+        params: { tag: tag ?? '' },
+        body: { tag: d.to.trim() },
+        context: 'Could not rename the tag',
+      }),
+    done: () => {
+      toast('Tag renamed');
+      tags.reload();
+    },
+  });
 
   return (
     <>
@@ -72,10 +84,7 @@ export function TagsPage() {
                       <Button
                         size="sm"
                         variant="ghost"
-                        onClick={() => {
-                          action.clearError();
-                          setRenaming({ tag, to: tag });
-                        }}
+                        onClick={() => renaming.open({ to: tag }, tag)}
                         aria-label={`Rename tag ${tag}`}
                       >
                         Rename
@@ -100,35 +109,17 @@ export function TagsPage() {
         )}
       </Card>
       <Dialog
-        open={Boolean(renaming)}
-        title={`Rename ${renaming?.tag ?? ''}`}
+        {...renaming.dialog}
+        title={`Rename ${renaming.subject ?? ''}`}
         description="Every device, public key and firewall rule with this tag gets the new name."
-        onClose={() => setRenaming(null)}
-        busy={action.pending}
-        error={action.error}
         submitLabel="Rename"
-        onSubmit={async () => {
-          if (!renaming || renameProblem) return;
-          const ok = await action.run(() =>
-            api.call(calls.renameTag, {
-              params: { tag: renaming.tag },
-              body: { tag: renaming.to.trim() },
-              context: 'Could not rename the tag',
-            }),
-          );
-          if (ok) {
-            toast('Tag renamed');
-            setRenaming(null);
-            tags.reload();
-          }
-        }}
       >
-        {renaming ? (
+        {renaming.draft ? (
           <TextField
             label="New name"
-            value={renaming.to}
-            onChange={(e) => setRenaming({ ...renaming, to: e.target.value })}
-            error={renameProblem}
+            value={renaming.draft.to}
+            onChange={(e) => renaming.change({ to: e.target.value })}
+            error={problemOf(renaming.draft.to)}
             autoFocus
           />
         ) : null}

@@ -32,6 +32,8 @@ import { conflictExplanation, limitExplanation, StatusBadge } from './list';
 import { sshCommand } from './ssh-command';
 import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
+const column = createColumnHelper<Tunnel>();
+
 /** A tunnel's public address: the tunnel address as a subdomain of the console's host. */
 export function tunnelUrl(
   tunnel: Tunnel,
@@ -57,7 +59,6 @@ function Tunnels({ device }: { device: Device }) {
   const [creating, setCreating] = useState(false);
   const [form, setForm] = useState({ host: '127.0.0.1', port: '80', ttl: '-1' });
   const action = useAction();
-  const column = createColumnHelper<Tunnel>();
   const columns = useMemo(
     () => [
       column.display({

@@ -1,16 +1,11 @@
-import { CopyField, TextField, useApi, useResource } from '@gatehouse/console';
+import { CopyField, TextField, useApi, useConsole, useResource } from '@gatehouse/console';
 import { useState } from 'react';
 import { calls } from '../api';
 import type { Namespace } from '../types';
+import { dockerCommand, installCommand, serverAddress } from './install-commands';
 
-// The one-line agent install the server itself serves (GET /agent/install.sh, plugins/community/agentdist), with
-// this namespace's tenant filled in (and an install key, when there is one), and the same agent in a stock Node.js
-// container for Docker hosts.
-
-/** The address this console is open at: the server the agent must reach. */
-export function serverAddress(location: Pick<Location, 'origin'> = window.location): string {
-  return location.origin;
-}
+// The install commands (install-commands.ts) with this namespace's tenant filled in, and an install key when there
+// is one.
 
 /** What stands in a command for an install key the console does not know (it keeps only digests). */
 export const INSTALL_KEY_PLACEHOLDER = '<install-key>';
@@ -18,38 +13,20 @@ export const INSTALL_KEY_PLACEHOLDER = '<install-key>';
 /** An install key as the server makes them: `gik_`, 12 hex digits, `_`, 40 hex digits (safe in a shell as is). */
 export const INSTALL_KEY_TEXT = /^gik_[0-9a-f]{12}_[0-9a-f]{40}$/;
 
-const keyVariable = (installKey?: string) => (installKey ? ` GATEHOUSE_INSTALL_KEY=${installKey}` : '');
-
-export function installCommand(server: string, tenant: string, installKey?: string): string {
-  return `curl -fsSL "${server}/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="${server}" GATEHOUSE_TENANT_ID=${tenant}${keyVariable(installKey)} sh`;
-}
-
-/**
- * The agent in Docker: the official `node:20` image downloads the server's own agent bundle for its architecture
- * and runs it; the key stays in a volume, so a recreated container is still the same device.
- */
-export function dockerCommand(server: string, tenant: string, installKey?: string): string {
-  return [
-    'docker run -d --name gatehouse-agent --restart unless-stopped',
-    `-e GATEHOUSE_SERVER_ADDRESS="${server}" -e GATEHOUSE_TENANT_ID=${tenant}${installKey ? ` -e GATEHOUSE_INSTALL_KEY=${installKey}` : ''}`,
-    '-e GATEHOUSE_PRIVATE_KEY=/var/lib/gatehouse-agent/agent.key -v gatehouse-agent:/var/lib/gatehouse-agent',
-    `node:20 sh -c '${agentInContainer}'`,
-  ].join(' ');
-}
-
-/** What the container runs (also run as is, outside Docker, by the console's tests). */
-export const agentInContainer =
-  'curl -fsSL "$GATEHOUSE_SERVER_ADDRESS/agent/gatehouse-agent-linux-$(dpkg --print-architecture).tar.gz" | tar -xz -C /opt && exec node --initial-old-space-size=64 /opt/gatehouse-agent/gatehouse-agent.mjs';
-
 /** Both commands with Copy buttons for `installKey`: a key just made, or the placeholder. */
 export function InstallCommandLines({ tenant, installKey }: { tenant: string; installKey?: string }) {
   const server = serverAddress();
+  const { info } = useConsole();
   return (
     <>
-      <span className="label">On a Linux machine with Node.js 20 or newer, as root:</span>
+      <span className="label">On a Linux machine (x86_64 or arm64), as root:</span>
       <CopyField label="install command" value={installCommand(server, tenant, installKey)} wrap />
-      <span className="label">Or with Docker:</span>
-      <CopyField label="docker run command" value={dockerCommand(server, tenant, installKey)} wrap />
+      <span className="label">Or with Docker (x86_64):</span>
+      <CopyField
+        label="docker run command"
+        value={dockerCommand(server, tenant, info.version, installKey)}
+        wrap
+      />
     </>
   );
 }

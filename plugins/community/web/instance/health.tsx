@@ -1,6 +1,6 @@
 import { Button, Card, ErrorState, Loading, PageHeader, useApi, useResource } from '@gatehouse/console';
 import { calls } from '../api';
-import type { Health } from './types';
+import type { Health } from '../types';
 
 const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MiB`;
 

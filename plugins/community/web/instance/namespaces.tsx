@@ -12,7 +12,7 @@ import {
 } from '@gatehouse/console';
 import { useMemo, useState } from 'react';
 import { calls } from '../api';
-import type { AdminNamespace } from './types';
+import type { AdminNamespace } from '../types';
 
 /** Instance, Namespaces: every namespace of the instance, its owner, members and devices. */
 export function InstanceNamespacesPage() {

@@ -12,13 +12,14 @@ import {
   TextField,
   useAction,
   useApi,
+  useFormDialog,
   usePagedList,
   useToast,
   useUser,
 } from '@gatehouse/console';
 import { useState } from 'react';
 import { calls } from '../api';
-import type { AdminUser } from './types';
+import type { AdminUser } from '../types';
 
 const empty = { name: '', username: '', email: '', password: '', admin: false };
 
@@ -40,8 +41,6 @@ export function InstanceUsersPage() {
       }),
     [api, search],
   );
-  const [form, setForm] = useState<typeof empty | null>(null);
-  const [resetting, setResetting] = useState<{ user: AdminUser; password: string } | null>(null);
   const action = useAction();
 
   const update = async (u: AdminUser, body: { admin?: boolean; disabled?: boolean }, done: string) => {
@@ -105,10 +104,7 @@ export function InstanceUsersPage() {
               size="sm"
               variant="ghost"
               aria-label={`Reset password for ${u.username}`}
-              onClick={() => {
-                action.clearError();
-                setResetting({ user: u, password: '' });
-              }}
+              onClick={() => resetting.open({ password: '' }, u)}
             >
               Reset password
             </Button>
@@ -155,8 +151,40 @@ export function InstanceUsersPage() {
   const problems = (f: typeof empty) => ({
     username: /^[A-Za-z0-9_.@-]{3,30}$/.test(f.username) ? null : 'Use 3 to 30 letters, digits, - _ . or @.',
     email: /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(f.email) ? null : 'Enter an e-mail address.',
-    password: f.password.length >= 5 && f.password.length <= 30 ? null : 'Use 5 to 30 characters.',
+    password: passwordProblem(f.password),
     name: f.name === '' || (f.name.length >= 3 && f.name.length <= 20) ? null : 'Use 3 to 20 characters.',
+  });
+  const passwordProblem = (password: string) =>
+    password.length >= 5 && password.length <= 30 ? null : 'Use 5 to 30 characters.';
+  const creating = useFormDialog({
+    action,
+    valid: (f) => !Object.values(problems(f)).some(Boolean),
+    send: (f: typeof empty) =>
+      api.call(calls.adminCreateUser, {
+        body: {
+          username: f.username.trim(),
+          email: f.email.trim(),
+          password: f.password,
+          admin: f.admin,
+          ...(f.name.trim() ? { name: f.name.trim() } : {}),
+        },
+        context: 'Could not create the user',
+      }),
+    done: (_answer, f) => {
+      toast(`User ${f.username} created`);
+      users.reload();
+    },
+  });
+  const resetting = useFormDialog({
+    action,
+    valid: (d) => !passwordProblem(d.password),
+    send: (d: { password: string }, u: AdminUser | null) =>
+      api.call(calls.adminSetPassword, {
+        params: { user: u?.id ?? '' },
+        body: { password: d.password },
+        context: 'Could not set the password',
+      }),
+    done: (_answer, _draft, u) => toast(`Password of ${u?.username ?? ''} changed`),
   });
 
   return (
@@ -165,13 +193,7 @@ export function InstanceUsersPage() {
         title="Users"
         description="Every account of this Gatehouse instance. A disabled account cannot sign in; its tokens and API keys stop working at once."
         actions={
-          <Button
-            variant="primary"
-            onClick={() => {
-              action.clearError();
-              setForm(empty);
-            }}
-          >
+          <Button variant="primary" onClick={() => creating.open(empty)}>
             {icons.plus} Create user
           </Button>
         }
@@ -201,41 +223,14 @@ export function InstanceUsersPage() {
           }
         />
       </Card>
-      <Dialog
-        open={Boolean(form)}
-        title="Create a user"
-        onClose={() => setForm(null)}
-        submitLabel="Create user"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!form || Object.values(problems(form)).some(Boolean)) return;
-          const ok = await action.run(() =>
-            api.call(calls.adminCreateUser, {
-              body: {
-                username: form.username.trim(),
-                email: form.email.trim(),
-                password: form.password,
-                admin: form.admin,
-                ...(form.name.trim() ? { name: form.name.trim() } : {}),
-              },
-              context: 'Could not create the user',
-            }),
-          );
-          if (ok) {
-            toast(`User ${form.username} created`);
-            setForm(null);
-            users.reload();
-          }
-        }}
-      >
-        {form ? (
+      <Dialog {...creating.dialog} title="Create a user" submitLabel="Create user">
+        {creating.draft ? (
           <>
             <TextField
               label="Username"
-              value={form.username}
-              onChange={(e) => setForm({ ...form, username: e.target.value })}
-              error={form.username ? problems(form).username : null}
+              value={creating.draft.username}
+              onChange={(e) => creating.change({ username: e.target.value })}
+              error={creating.draft.username ? problems(creating.draft).username : null}
               autoComplete="off"
               autoFocus
               required
@@ -243,70 +238,49 @@ export function InstanceUsersPage() {
             <TextField
               label="E-mail"
               type="email"
-              value={form.email}
-              onChange={(e) => setForm({ ...form, email: e.target.value })}
-              error={form.email ? problems(form).email : null}
+              value={creating.draft.email}
+              onChange={(e) => creating.change({ email: e.target.value })}
+              error={creating.draft.email ? problems(creating.draft).email : null}
               required
             />
             <TextField
               label="Name"
-              value={form.name}
-              onChange={(e) => setForm({ ...form, name: e.target.value })}
-              error={problems(form).name}
+              value={creating.draft.name}
+              onChange={(e) => creating.change({ name: e.target.value })}
+              error={problems(creating.draft).name}
               hint="Optional; the username when left empty."
             />
             <TextField
               label="Password"
               type="password"
-              value={form.password}
-              onChange={(e) => setForm({ ...form, password: e.target.value })}
-              error={form.password ? problems(form).password : null}
+              value={creating.draft.password}
+              onChange={(e) => creating.change({ password: e.target.value })}
+              error={creating.draft.password ? problems(creating.draft).password : null}
               autoComplete="new-password"
               hint="5 to 30 characters. Tell the person; they can change it in Settings."
               required
             />
             <Switch
               label="Instance administrator"
-              checked={form.admin}
-              onChange={(admin) => setForm({ ...form, admin })}
+              checked={creating.draft.admin}
+              onChange={(admin) => creating.change({ admin })}
             />
           </>
         ) : null}
       </Dialog>
       <Dialog
-        open={Boolean(resetting)}
-        title={`Reset the password of ${resetting?.user.username ?? ''}`}
+        {...resetting.dialog}
+        title={`Reset the password of ${resetting.subject?.username ?? ''}`}
         description="They are signed out everywhere; tell them the new password."
-        onClose={() => setResetting(null)}
         submitLabel="Set password"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!resetting || resetting.password.length < 5 || resetting.password.length > 30) return;
-          const ok = await action.run(() =>
-            api.call(calls.adminSetPassword, {
-              params: { user: resetting.user.id },
-              body: { password: resetting.password },
-              context: 'Could not set the password',
-            }),
-          );
-          if (ok) {
-            toast(`Password of ${resetting.user.username} changed`);
-            setResetting(null);
-          }
-        }}
       >
-        {resetting ? (
+        {resetting.draft ? (
           <TextField
             label="New password"
             type="password"
-            value={resetting.password}
-            onChange={(e) => setResetting({ ...resetting, password: e.target.value })}
-            error={
-              resetting.password && (resetting.password.length < 5 || resetting.password.length > 30)
-                ? 'Use 5 to 30 characters.'
-                : null
-            }
+            value={resetting.draft.password}
+            onChange={(e) => resetting.change({ password: e.target.value })}
+            error={resetting.draft.password ? passwordProblem(resetting.draft.password) : null}
             autoComplete="new-password"
             autoFocus
             required

@@ -187,6 +187,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
                 </thead>
                 <tbody>
                   {events.map((e, i) => (
+                    // biome-ignore lint/suspicious/noArrayIndexKey: a session's events are a fixed list, in order
                     <tr key={i}>
                       <td className="mono" title={formatDate(e.timestamp)}>
                         +{formatClock(Date.parse(e.timestamp) - started)}

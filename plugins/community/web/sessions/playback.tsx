@@ -211,9 +211,11 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
         />
         <div className="player-timeline" data-testid="timeline" aria-hidden="true">
           {frames.map((f, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a recording's frames are a fixed list, in order
             <span key={`o${i}`} className="tick" style={{ left: percent(f.at) }} />
           ))}
           {markers.map((m, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a recording's markers are a fixed list, in order
             <span key={`e${i}`} className="marker" style={{ left: percent(m.at) }} title={m.text} />
           ))}
         </div>

@@ -13,13 +13,14 @@ import {
   TextField,
   useAction,
   useApi,
+  useFormDialog,
   usePagedList,
   useToast,
   useUser,
 } from '@gatehouse/console';
 import { useMemo, useState } from 'react';
 import { calls } from '../api';
-import type { ApiKey } from '../types';
+import type { ApiKey, CreatedApiKey } from '../types';
 import { grantableRoles, roleLabels } from './roles';
 import { SecretShownOnce } from './shown-once';
 
@@ -51,13 +52,38 @@ export function ApiKeysTab() {
     { sortBy: 'expires_in', order: 'desc' },
   );
   const roles = grantableRoles(user.role);
-  const [form, setForm] = useState<{ name: string; expires: string; role: Role } | null>(null);
-  const [editing, setEditing] = useState<{ key: ApiKey; name: string; role: Role } | null>(null);
   const [removing, setRemoving] = useState<ApiKey | null>(null);
-  const [created, setCreated] = useState<ApiKey | null>(null);
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const action = useAction();
   const nameProblem = (name: string) =>
     name.trim().length < 3 || name.trim().length > 20 ? 'Use 3 to 20 characters.' : null;
+  const creating = useFormDialog({
+    action,
+    valid: (d) => !nameProblem(d.name),
+    send: (d: { name: string; expires: string; role: Role }) =>
+      api.call<CreatedApiKey>(calls.createApiKey, {
+        body: { name: d.name.trim(), expires_in: Number(d.expires), role: d.role },
+        context: 'Could not create the API key',
+      }),
+    done: (answer) => {
+      setCreated(answer);
+      keys.reload();
+    },
+  });
+  const editing = useFormDialog({
+    action,
+    valid: (d) => !nameProblem(d.name),
+    send: (d: { name: string; role: Role }, key: ApiKey | null) =>
+      api.call(calls.updateApiKey, {
+        params: { key: key?.name ?? '' },
+        body: { name: d.name.trim(), role: d.role },
+        context: 'Could not save the API key',
+      }),
+    done: () => {
+      toast('API key saved');
+      keys.reload();
+    },
+  });
 
   const column = createColumnHelper<ApiKey>();
   const columns = useMemo(
@@ -85,14 +111,9 @@ export function ApiKeysTab() {
               size="sm"
               variant="ghost"
               aria-label={`Edit ${ctx.row.original.name}`}
-              onClick={() => {
-                action.clearError();
-                setEditing({
-                  key: ctx.row.original,
-                  name: ctx.row.original.name,
-                  role: ctx.row.original.role,
-                });
-              }}
+              onClick={() =>
+                editing.open({ name: ctx.row.original.name, role: ctx.row.original.role }, ctx.row.original)
+              }
             >
               Edit
             </Button>
@@ -122,14 +143,13 @@ export function ApiKeysTab() {
           <Button
             variant="primary"
             size="sm"
-            onClick={() => {
-              action.clearError();
-              setForm({
+            onClick={() =>
+              creating.open({
                 name: '',
                 expires: '30',
                 role: roles.includes('operator') ? 'operator' : (roles[0] ?? 'observer'),
-              });
-            }}
+              })
+            }
           >
             {icons.plus} Create API key
           </Button>
@@ -147,50 +167,28 @@ export function ApiKeysTab() {
           }
         />
       </Card>
-      <Dialog
-        open={Boolean(form)}
-        title="Create an API key"
-        onClose={() => setForm(null)}
-        submitLabel="Create key"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!form || nameProblem(form.name)) return;
-          let answer: ApiKey | null = null;
-          const ok = await action.run(async () => {
-            answer = await api.call<ApiKey>(calls.createApiKey, {
-              body: { name: form.name.trim(), expires_in: Number(form.expires), role: form.role },
-              context: 'Could not create the API key',
-            });
-          });
-          if (ok) {
-            setForm(null);
-            setCreated(answer);
-            keys.reload();
-          }
-        }}
-      >
-        {form ? (
+      <Dialog {...creating.dialog} title="Create an API key" submitLabel="Create key">
+        {creating.draft ? (
           <>
             <TextField
               label="Name"
-              value={form.name}
-              onChange={(e) => setForm({ ...form, name: e.target.value })}
+              value={creating.draft.name}
+              onChange={(e) => creating.change({ name: e.target.value })}
               hint="3 to 20 characters, unique in this namespace."
-              error={form.name ? nameProblem(form.name) : null}
+              error={creating.draft.name ? nameProblem(creating.draft.name) : null}
               autoFocus
               required
             />
             <SelectField
               label="Expires after"
-              value={form.expires}
-              onChange={(e) => setForm({ ...form, expires: e.target.value })}
+              value={creating.draft.expires}
+              onChange={(e) => creating.change({ expires: e.target.value })}
               options={expiries}
             />
             <SelectField
               label="Role"
-              value={form.role}
-              onChange={(e) => setForm({ ...form, role: e.target.value as Role })}
+              value={creating.draft.role}
+              onChange={(e) => creating.change({ role: e.target.value as Role })}
               options={roles.map((r) => ({ value: r, label: roleLabels[r] }))}
               hint="A key can never have more rights than you."
             />
@@ -205,41 +203,20 @@ export function ApiKeysTab() {
         why="It is shown only once. Store it somewhere safe."
         onClose={() => setCreated(null)}
       />
-      <Dialog
-        open={Boolean(editing)}
-        title={`Edit ${editing?.key.name ?? ''}`}
-        onClose={() => setEditing(null)}
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!editing || nameProblem(editing.name)) return;
-          const ok = await action.run(() =>
-            api.call(calls.updateApiKey, {
-              params: { key: editing.key.name },
-              body: { name: editing.name.trim(), role: editing.role },
-              context: 'Could not save the API key',
-            }),
-          );
-          if (ok) {
-            toast('API key saved');
-            setEditing(null);
-            keys.reload();
-          }
-        }}
-      >
-        {editing ? (
+      <Dialog {...editing.dialog} title={`Edit ${editing.subject?.name ?? ''}`}>
+        {editing.draft ? (
           <>
             <TextField
               label="Name"
-              value={editing.name}
-              onChange={(e) => setEditing({ ...editing, name: e.target.value })}
-              error={nameProblem(editing.name)}
+              value={editing.draft.name}
+              onChange={(e) => editing.change({ name: e.target.value })}
+              error={nameProblem(editing.draft.name)}
               autoFocus
             />
             <SelectField
               label="Role"
-              value={editing.role}
-              onChange={(e) => setEditing({ ...editing, role: e.target.value as Role })}
+              value={editing.draft.role}
+              onChange={(e) => editing.change({ role: e.target.value as Role })}
               options={roles.map((r) => ({ value: r, label: roleLabels[r] }))}
             />
           </>

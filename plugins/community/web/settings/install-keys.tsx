@@ -16,6 +16,7 @@ import {
   TextField,
   useAction,
   useApi,
+  useFormDialog,
   usePagedList,
   useResource,
   useToast,
@@ -24,7 +25,7 @@ import {
 import { type ReactNode, useMemo, useState } from 'react';
 import { calls } from '../api';
 import { InstallCommandLines } from '../devices/install';
-import type { InstallKey, Namespace } from '../types';
+import type { InstallKey, InstallKeyWithKey, Namespace } from '../types';
 import { SecretShownOnce } from './shown-once';
 
 /** How long a new key admits devices; the server takes an instant (expires_at), or none. */
@@ -88,8 +89,7 @@ export function InstallKeysTab() {
     [api, user.tenant, canManage],
     { sortBy: 'created_at', order: 'desc' },
   );
-  const [form, setForm] = useState<{ name: string; days: string; limit: string } | null>(null);
-  const [made, setMade] = useState<InstallKey | null>(null);
+  const [made, setMade] = useState<InstallKeyWithKey | null>(null);
   const [rotating, setRotating] = useState<InstallKey | null>(null);
   const [revoking, setRevoking] = useState<InstallKey | null>(null);
   const action = useAction();
@@ -100,6 +100,19 @@ export function InstallKeysTab() {
       : 'Use 3 to 20 letters, digits, dots, hyphens or underscores.';
   const limitProblem = (limit: string) =>
     /^\d{1,7}$/.test(limit.trim()) && Number(limit) <= 1_000_000 ? null : 'A whole number from 0 to 1000000.';
+  const creating = useFormDialog({
+    action,
+    valid: (d) => !nameProblem(d.name) && !limitProblem(d.limit),
+    send: (d: { name: string; days: string; limit: string }) =>
+      api.call<InstallKeyWithKey>(calls.createInstallKey, {
+        body: { name: d.name.trim(), expires_at: expiresAt(Number(d.days)), usage_limit: Number(d.limit) },
+        context: 'Could not create the install key',
+      }),
+    done: (answer) => {
+      setMade(answer);
+      keys.reload();
+    },
+  });
 
   const column = createColumnHelper<InstallKey>();
   const columns = useMemo(
@@ -199,10 +212,7 @@ export function InstallKeysTab() {
             <Button
               variant="primary"
               size="sm"
-              onClick={() => {
-                action.clearError();
-                setForm({ name: '', days: '7', limit: '0' });
-              }}
+              onClick={() => creating.open({ name: '', days: '7', limit: '0' })}
             >
               {icons.plus} Create install key
             </Button>
@@ -228,57 +238,31 @@ export function InstallKeysTab() {
           </div>
         )}
       </Card>
-      <Dialog
-        open={Boolean(form)}
-        title="Create an install key"
-        onClose={() => setForm(null)}
-        submitLabel="Create key"
-        busy={action.pending}
-        error={action.error}
-        onSubmit={async () => {
-          if (!form || nameProblem(form.name) || limitProblem(form.limit)) return;
-          let answer: InstallKey | null = null;
-          const ok = await action.run(async () => {
-            answer = await api.call<InstallKey>(calls.createInstallKey, {
-              body: {
-                name: form.name.trim(),
-                expires_at: expiresAt(Number(form.days)),
-                usage_limit: Number(form.limit),
-              },
-              context: 'Could not create the install key',
-            });
-          });
-          if (ok) {
-            setForm(null);
-            setMade(answer);
-            keys.reload();
-          }
-        }}
-      >
-        {form ? (
+      <Dialog {...creating.dialog} title="Create an install key" submitLabel="Create key">
+        {creating.draft ? (
           <>
             <TextField
               label="Name"
-              value={form.name}
-              onChange={(e) => setForm({ ...form, name: e.target.value })}
+              value={creating.draft.name}
+              onChange={(e) => creating.change({ name: e.target.value })}
               hint="3 to 20 characters, unique in this namespace: say where the key is used."
-              error={form.name ? nameProblem(form.name) : null}
+              error={creating.draft.name ? nameProblem(creating.draft.name) : null}
               autoFocus
               required
             />
             <SelectField
               label="Expires after"
-              value={form.days}
-              onChange={(e) => setForm({ ...form, days: e.target.value })}
+              value={creating.draft.days}
+              onChange={(e) => creating.change({ days: e.target.value })}
               options={lifetimes}
             />
             <TextField
               label="Devices it may register"
               inputMode="numeric"
-              value={form.limit}
-              onChange={(e) => setForm({ ...form, limit: e.target.value })}
+              value={creating.draft.limit}
+              onChange={(e) => creating.change({ limit: e.target.value })}
               hint="0 for no limit. Devices already registered with it stay when it expires or is used up."
-              error={limitProblem(form.limit)}
+              error={limitProblem(creating.draft.limit)}
             />
           </>
         ) : null}
@@ -301,7 +285,7 @@ export function InstallKeysTab() {
         action={action}
         onConfirm={async (key) => {
           setMade(
-            await api.call<InstallKey>(calls.rotateInstallKey, {
+            await api.call<InstallKeyWithKey>(calls.rotateInstallKey, {
               params: { id: key.id },
               context: 'Could not rotate the install key',
             }),

@@ -1,5 +1,7 @@
-// The shell's own types: the instance, the signed-in person and their namespace, and a page of a list. Each plugin
-// keeps its entities beside its screens (`plugins/<name>/web/types.ts`). Fields the server may omit are optional.
+// The shell's own types: the instance, the signed-in person and their namespace, and a page of a list. A plugin's
+// screens take their entity types from the plugin's own TypeBox schemas; the shell names no plugin, so these are
+// its reading of the answers it uses, held to the community plugin's schemas by test/unit/web/shell-types.test.ts.
+// Fields the server may omit are optional.
 
 export type Role = 'owner' | 'administrator' | 'operator' | 'observer';
 

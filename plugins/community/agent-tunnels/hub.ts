@@ -2,18 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Cache, Logger, TokenService, UpgradeHandler } from '@gatehouse/core';
 import {
   acceptTunnel,
   parseStreamHeader,
   type StreamHeader,
   TUNNEL_MAX_MESSAGE,
   type Tunnel,
-} from '@gatehouse/agent/mux/index';
+} from '@gatehouse/protocol/mux';
 import { createWebSocketStream, WebSocket, WebSocketServer } from 'ws';
-import type { TokenService } from '../auth/tokens';
-import type { Cache } from '../cache';
-import type { UpgradeHandler } from '../http/server';
-import type { Logger } from '../log';
 
 /**
  * Who may hold a tunnel of one kind, and what the hub tells about them. The hub is the same for every kind of peer
@@ -86,7 +83,8 @@ export interface TunnelHubDeps {
   log: Logger;
   /** Shared by the instances (Redis); without it (or with the in-process cache) nothing is forwarded. */
   cache?: Cache;
-  kernel?: { internalAddress: string };
+  /** This instance, for the internal address its leases name. */
+  instance?: { internalAddress: string };
 }
 
 /**
@@ -135,7 +133,7 @@ export class TunnelHub {
     this.peers = peers;
     this.log = deps.log.child({ part: peers.name === 'device' ? 'tunnels' : `${peers.name}-tunnels` });
     this.cache = deps.cache;
-    this.address = () => deps.kernel?.internalAddress;
+    this.address = () => deps.instance?.internalAddress;
     this.timeoutMs = options.timeoutMs ?? 15_000;
     // Each tunnel is pinged once per interval, in its own second of it: thousands of pings (and their one
     // last_seen write) at the same instant would stall the auth calls that arrive meanwhile.

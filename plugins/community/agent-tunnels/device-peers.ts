@@ -1,15 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import { SESSION_STREAM_KINDS } from '@gatehouse/agent/mux/index';
+import type { Cache, HookMap, Hooks, TokenService } from '@gatehouse/core';
 import {
   AGENT_PROTOCOL,
   checkProof,
   PROOF_WINDOW_SECONDS,
   protocolRefusal,
   STREAM_KINDS_HEADER,
-} from '@gatehouse/agent/protocol';
-import type { TokenService } from '../auth/tokens';
-import type { Cache } from '../cache';
-import type { HookMap, Hooks } from '../hooks';
+} from '@gatehouse/protocol/agent-proof';
+import { SESSION_STREAM_KINDS } from '@gatehouse/protocol/mux';
 import type { PeerAdmission, TunnelPeers } from './hub';
 
 /** Whether a device may hold a tunnel, decided by the plugin that owns devices. */
@@ -20,7 +18,7 @@ export type TunnelAdmission =
     }
   | { ok: false; status: 401 | 403 | 404; message: string; deviceStatus?: string };
 
-declare module '../hooks' {
+declare module '@gatehouse/core/hooks' {
   interface HookMap {
     /**
      * A tunnel request whose device token verified. The owner of devices says whether the device may hold a
