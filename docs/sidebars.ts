@@ -134,10 +134,12 @@ const sidebars: SidebarsConfig = {
     },
   ],
   developers: [
+    'developers/architecture',
     'developers/agent/installing',
     'developers/agent/configuring',
     'developers/agent/protocol',
     'developers/gateway',
+
     'developers/development',
     'developers/writing-a-plugin',
     'developers/models',

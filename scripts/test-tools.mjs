@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The suites drive real programs: Debian's Chromium (console and docs), the OpenSSH client, server and SFTP server,
 // sshpass (password prompts), sudo and curl (the agent's documented install command), ssh-audit (the gateway's
-// algorithms, test/security), and podman with runc and a static busybox (the container engine of the connector
-// tests, test/support/podman.ts). This checks they are present and, on Debian as root, installs what is missing from
+// algorithms, test/security), podman with runc and a static busybox (the container engine of the connector
+// tests, test/support/podman.ts), and what the release's tests use (podman-compose, dpkg, systemd-analyze). This checks they are present and, on Debian as root, installs what is missing from
 // Debian's own packages; elsewhere it names the packages to install and stops.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -24,6 +24,17 @@ const tools = [
   // crun, podman's default runtime, fails on this host's cgroup layout; the tests configure runc.
   { path: '/usr/sbin/runc', pkg: 'runc' },
   { path: '/bin/busybox', pkg: 'busybox-static' },
+  // The release's tests (test/packaging): the compose file under podman-compose, whose services find each other by
+  // name through CNI's dnsname plugin; the Debian package built and installed with dpkg, its unit checked by systemd.
+  { path: '/usr/bin/podman-compose', pkg: 'podman-compose' },
+  { path: '/usr/lib/cni/dnsname', pkg: 'golang-github-containernetworking-plugin-dnsname' },
+  { path: '/usr/bin/dpkg-deb', pkg: 'dpkg' },
+  { path: '/usr/bin/systemd-analyze', pkg: 'systemd' },
+  // The arm64 agent executable, started under QEMU's user emulation with Debian's arm64 C libraries.
+  { path: '/usr/bin/qemu-aarch64-static', pkg: 'qemu-user-static' },
+  { path: '/usr/aarch64-linux-gnu/lib/libc.so.6', pkg: 'libc6-arm64-cross' },
+  { path: '/usr/aarch64-linux-gnu/lib/libstdc++.so.6', pkg: 'libstdc++6-arm64-cross' },
+  { path: '/usr/aarch64-linux-gnu/lib/libgcc_s.so.1', pkg: 'libgcc-s1-arm64-cross' },
   // The SAML tests make their IdP's certificate, and run the SAML docs' commands (openssl, jq).
   { path: '/usr/bin/openssl', pkg: 'openssl' },
   { path: '/usr/bin/jq', pkg: 'jq' },

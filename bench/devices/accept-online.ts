@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { definePlugin } from '@gatehouse/core';
-import { AgentProcess } from '../../test/integration/devices/agent-process';
+import { AgentProcess } from '../../test/support/agent-process';
 import { startServer, type TestServer } from '../../test/support/server';
 
 const runs = Number(process.argv[2] ?? 5);
@@ -38,7 +38,7 @@ async function once(
   keys: string,
   n: number,
 ): Promise<number> {
-  const agent = new AgentProcess({
+  const agent = AgentProcess.device({
     server: server.url,
     tenant,
     keyPath: path.join(keys, `bench-${n}.key`),

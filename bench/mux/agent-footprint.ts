@@ -6,18 +6,16 @@
  *
  * Builds agent/dist first; the server end is a real Gatehouse server (the agent tests' GatehouseServer).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_NODE_FLAGS } from '../../agent/node-flags';
 import { GatehouseServer } from '../../test/integration/agent/gatehouse-server';
-import {
-  baseSshOptions,
-  passwordOptions,
-  runWithPassword,
-} from '../../test/integration/agent/openssh-client';
+import { baseSshOptions, runWithPassword } from '../../test/integration/agent/openssh-client';
+import { AgentProcess } from '../../test/support/agent-process';
+import { passwordOptions } from '../../test/support/openssh';
 
 const agentDir = fileURLToPath(new URL('../../agent/', import.meta.url));
 execFileSync(process.execPath, ['--import', 'tsx', join(agentDir, 'build.ts')], {
@@ -33,9 +31,8 @@ const server = await GatehouseServer.start();
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-footprint-'));
 // As the systemd unit runs it (agent/node-flags.ts); AGENT_NODE_FLAGS replaces the options ("" for none).
 const nodeFlags = (process.env['AGENT_NODE_FLAGS'] ?? AGENT_NODE_FLAGS.join(' ')).split(' ').filter(Boolean);
-const child = spawn(process.execPath, [...nodeFlags, join(tree, 'gatehouse-agent.mjs')], {
-  env: {
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+const agent = new AgentProcess(
+  {
     HOME: dir,
     GATEHOUSE_SERVER_ADDRESS: server.url,
     GATEHOUSE_TENANT_ID: server.tenantId,
@@ -43,8 +40,13 @@ const child = spawn(process.execPath, [...nodeFlags, join(tree, 'gatehouse-agent
     GATEHOUSE_SINGLE_USER_PASSWORD: 'footprint',
     GATEHOUSE_KEEPALIVE_INTERVAL: '30',
   },
-  stdio: 'ignore',
-});
+  [],
+  {
+    bundle: { path: join(tree, 'gatehouse-agent.mjs'), nodeArgs: nodeFlags },
+    output: { stdout: 'ignore', stderr: 'ignore' },
+  },
+);
+const child = agent.child;
 const rssKiB = () =>
   Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -79,8 +81,7 @@ console.log(
 console.log(
   `RSS idle online ${(idle / 1024).toFixed(1)} MiB, after one SSH session ${(afterSession / 1024).toFixed(1)} MiB`,
 );
-child.kill('SIGTERM');
-await new Promise((resolve) => child.once('exit', resolve));
+await agent.stop();
 await server.stop();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

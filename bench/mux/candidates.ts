@@ -1,8 +1,8 @@
 import http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
+import { acceptTunnel, serveTunnel } from '@gatehouse/protocol/mux';
 import ssh2 from 'ssh2';
 import { createWebSocketStream, type WebSocket } from 'ws';
-import { acceptTunnel, serveTunnel } from '../../agent/mux';
 
 /** The server end of one tunnel under test: it opens streams towards the agent. */
 export interface ServerEnd {

@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { AGENT_NODE_FLAGS } from '../../agent/node-flags';
-import { keyOptions } from '../../test/integration/ssh/gateway-world';
+import { AgentProcess } from '../../test/support/agent-process';
+import { clientOptions, keyOptions } from '../../test/support/openssh';
 import { ServerProcess } from '../../test/support/process-server';
 import type { LoginAnswer } from '../../test/support/server';
 import { benchAccount } from './account';
@@ -142,12 +143,10 @@ export class ProcessWorld {
     const stdout = process.env.AGENT_BENCH_STDOUT
       ? openSync(`${process.env.AGENT_BENCH_STDOUT}.${name}`, 'a')
       : 'ignore';
-    let child: ChildProcess;
+    let launched: AgentProcess;
     try {
-      child = spawn(process.execPath, [...nodeArgs, bundle], {
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: process.env.HOME ?? '/root',
+      launched = new AgentProcess(
+        {
           GATEHOUSE_SERVER_ADDRESS: this.server.url,
           GATEHOUSE_TENANT_ID: this.owner.tenant,
           GATEHOUSE_PRIVATE_KEY: path.join(this.dir, `${name}.key`),
@@ -160,11 +159,16 @@ export class ProcessWorld {
           ...this.nodeEnv(`agent-${name}`, process.env.BENCH_AGENT_NODE_OPTIONS),
           ...env,
         },
-        stdio: ['ignore', stdout, process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore'],
-      });
+        [],
+        {
+          bundle: { path: bundle, nodeArgs },
+          output: { stdout, stderr: process.env.AGENT_BENCH_LOG ? 'inherit' : 'ignore' },
+        },
+      );
     } finally {
       if (typeof stdout === 'number') closeSync(stdout);
     }
+    const child = launched.child;
     // How the process ended: a child that could not be spawned emits 'error' and never 'exit'.
     const ended = new Promise<string>((resolve) => {
       child.once('exit', (code, signal) => resolve(`exited (${signal ?? code})`));
@@ -213,18 +217,7 @@ export class ProcessWorld {
   }
 
   sshOptions(): string[] {
-    return [
-      '-F',
-      '/dev/null',
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      `UserKnownHostsFile=${path.join(this.dir, 'known_hosts')}`,
-      '-o',
-      'GlobalKnownHostsFile=/dev/null',
-      '-o',
-      'ConnectTimeout=60',
-    ];
+    return clientOptions({ knownHosts: path.join(this.dir, 'known_hosts'), connectTimeout: 60 });
   }
 
   /** What every benchmark client runs with: this world's options, the key only, quiet, no shared connection. */

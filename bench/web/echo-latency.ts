@@ -18,10 +18,11 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { completeSetup, launchBrowser } from '../../test/e2e/web/support/browser';
 import { startConsoleServer } from '../../test/e2e/web/support/console-server';
-import { AgentProcess, eventually } from '../../test/integration/devices/agent-process';
+import { AgentProcess, DEVICE_AGENT_PASSWORD, eventually } from '../../test/support/agent-process';
+import { clientOptions, passwordOptions } from '../../test/support/openssh';
 
 const keys = Number(process.argv[process.argv.indexOf('--keys') + 1] ?? 200) || 200;
-const password = 'agent-secret';
+const password = DEVICE_AGENT_PASSWORD;
 const letters = 'abcdefghijklmnopqrstuvwxyz';
 
 function stats(values: number[]): { median: number; p90: number; min: number; max: number } {
@@ -32,9 +33,11 @@ function stats(values: number[]): { median: number; p90: number; min: number; ma
 
 /** Echo round trips of `count` keys through `ssh` on a local PTY. */
 async function sshEcho(port: number, target: string, count: number): Promise<number[]> {
+  // One shell command line for script(1); none of the options has a space in it.
   const ssh = [
-    'sshpass -e ssh -F /dev/null -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR',
-    '-o PreferredAuthentications=password -o PubkeyAuthentication=no',
+    'sshpass -e ssh',
+    ...clientOptions({ quiet: true }),
+    ...passwordOptions(),
     `-p ${port} ${target}@127.0.0.1`,
   ].join(' ');
   const child: ChildProcessWithoutNullStreams = spawn('script', ['-q', '-f', '-e', '-c', ssh, '/dev/null'], {
@@ -161,7 +164,7 @@ try {
   };
   const api = (p: string, init: RequestInit = {}) =>
     fetch(`${server.url}${p}`, { ...init, headers: { Authorization: `Bearer ${auth.token}` } });
-  agent = new AgentProcess({
+  agent = AgentProcess.device({
     server: server.url,
     tenant: auth.tenant,
     keyPath: path.join(keyDir, 'device.key'),

@@ -1,5 +1,5 @@
-import { totpCode } from '@gatehouse/plugin-community/mfa/totp';
 import { expect } from 'chai';
+import { totpCode } from '../../plugins/community/mfa/totp';
 import { signUp } from '../integration/cloud/mail';
 import { postAnswer, TestIdp } from '../support/saml-idp';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';

@@ -1,6 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { baseSshOptions, run } from '../integration/agent/openssh-client';
 import { agentAuthRequest } from '../support/device-keys';
+import { keyOptions } from '../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
 
 /**
@@ -13,6 +18,8 @@ describe('security: which devices stay reachable after a subscription ends (clou
   this.timeout(90_000);
   let server: TestServer;
   let owner: LoginAnswer;
+  let keyDir: string;
+  let keyFile: string;
   const devices: { uid: string; name: string }[] = [];
 
   before(async () => {
@@ -53,22 +60,39 @@ describe('security: which devices stay reachable after a subscription ends (clou
       });
       await sessions.update(owner.tenant, uid, { authenticated: true });
     }
+    // The owner's key of the namespace: signed in with it, the gateway says why a device cannot be reached.
+    keyDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-kept-'));
+    keyFile = path.join(keyDir, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyFile]);
+    const key = await server.api('POST', '/api/sshkeys/public-keys', {
+      token: owner.token,
+      body: {
+        data: Buffer.from(readFileSync(`${keyFile}.pub`, 'utf8')).toString('base64'),
+        filter: { hostname: '.*' },
+        name: 'owner-key',
+        username: '.*',
+      },
+    });
+    expect(key.status, JSON.stringify(key.body)).to.equal(200);
   });
   after(async () => {
     await server?.stop();
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   });
 
-  /** An SSH attempt through the gateway with the real OpenSSH client and no credential to offer. */
-  const attempt = (device: string) =>
+  /**
+   * An SSH attempt through the gateway with the real OpenSSH client: an outsider's, with no credential to offer,
+   * or the owner's, with the namespace's key.
+   */
+  const attempt = (device: string, withKey = false) =>
     run(
       'ssh',
       [
-        // The gateway's refusal is a banner, which OpenSSH prints at its INFO level (its first -o wins).
+        // The gateway's answers are banners, which OpenSSH prints at its INFO level (its first -o wins).
         '-o',
         'LogLevel=INFO',
         ...baseSshOptions(server.sshPort),
-        '-o',
-        'BatchMode=yes',
+        ...(withKey ? keyOptions(keyFile) : ['-o', 'BatchMode=yes', '-o', 'PubkeyAuthentication=no']),
         `root@${owner.user}.${device}@127.0.0.1`,
         'true',
       ],
@@ -90,11 +114,13 @@ describe('security: which devices stay reachable after a subscription ends (clou
     ];
     expect((await kept()).map((k) => k.uid)).to.have.members([a.uid, b.uid, c.uid]);
 
-    // Two refused attempts at the fourth device: each is a session row that never signed in.
+    // Two refused attempts at the fourth device by an outsider: told nothing of the device, yet each is a session
+    // row that never signed in.
     for (let i = 0; i < 2; i++) {
       const refused = await attempt(d.name);
       expect(refused.code).to.equal(255);
-      expect(refused.stderr).to.contain('the subscription of this namespace has ended');
+      expect(refused.stderr).to.contain('gatehouse: not signed in');
+      expect(refused.stderr).to.not.contain('subscription');
     }
     const rows = await server.kernel.container.cradle.db('sessions').where({ device_uid: d.uid });
     expect(rows.map((r) => r.authenticated)).to.deep.equal([false, false]);
@@ -102,9 +128,13 @@ describe('security: which devices stay reachable after a subscription ends (clou
     const after = await kept();
     expect(after.map((k) => k.uid)).to.have.members([a.uid, b.uid, c.uid]);
     expect(after.map((k) => k.sessions)).to.deep.equal([1, 1, 1]);
-    // Through the gateway: the used devices still pass the billing rule (and meet the next: no agent here).
+    // Signed in with the owner's key: the fourth is refused for the subscription, the used devices still pass the
+    // billing rule (and meet the next: no agent here).
+    const refused = await attempt(d.name, true);
+    expect(refused.code).to.equal(255);
+    expect(refused.stderr).to.contain('the subscription of this namespace has ended');
     for (const device of [a, b, c]) {
-      const through = await attempt(device.name);
+      const through = await attempt(device.name, true);
       expect(through.stderr).to.not.contain('subscription');
       expect(through.stderr).to.contain(`device ${owner.user}.${device.name} is offline`);
     }

@@ -1,6 +1,6 @@
-import { setupUrl } from '@gatehouse/plugin-community/setup/signature';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { setupUrl } from '../../plugins/community/setup/signature';
 import { completeSetup, launchBrowser } from '../e2e/web/support/browser';
 import { ensureConsoleBuilt } from '../e2e/web/support/console-server';
 import { startServer, type TestServer } from '../support/server';

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
-import { serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/agent/mux/index';
-import { proofHeaders } from '@gatehouse/agent/protocol';
+import { proofHeaders } from '@gatehouse/protocol/agent-proof';
+import { serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/protocol/mux';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
 import { WebSocket } from 'ws';
-import { eventually } from '../integration/devices/agent-process';
 import { DEVICE_PASSWORD, GatewayWorld } from '../integration/ssh/gateway-world';
+import { eventually } from '../support/agent-process';
 import { keyedAuthRequest, registrationHeaders, rsaDeviceKey, tunnelHeaders } from '../support/device-keys';
 
 type Dialed = { ws: WebSocket } | { status: number; body: string };

@@ -1,4 +1,3 @@
-import { openapiFor } from '@gatehouse/core/operations';
 import { expect } from 'chai';
 import { TestIdp } from '../support/saml-idp';
 import type { ApiAnswer, ApiOptions, TestServer } from '../support/server';
@@ -329,7 +328,7 @@ describe('security: fuzzing every operation of the OpenAPI documents', function 
       expect(res.status).to.equal(200);
       expect(Object.keys(res.body.paths).length).to.be.greaterThan(50);
     }
-    const enterprise = await openapiFor(server.kernel, 'enterprise');
+    const enterprise = await server.kernel.openapiOf('enterprise');
     expect(Object.keys(enterprise.paths as object)).to.include('/api/connector');
   });
 
@@ -346,7 +345,7 @@ describe('security: fuzzing every operation of the OpenAPI documents', function 
           ? world
           : await buildWorld({ sides: ['a'], edition: edition.name, overrides: edition.overrides?.() });
       try {
-        const documented = operationsOf(await openapiFor(own.server.kernel, edition.name), edition.name);
+        const documented = operationsOf(await own.server.kernel.openapiOf(edition.name), edition.name);
         const ops = documented.filter((o) => fuzzed.get(`${o.method} ${o.path}`) !== o.json);
         for (const o of ops) fuzzed.set(`${o.method} ${o.path}`, o.json);
         if (!ops.length) continue;

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Duplex } from 'node:stream';
-import { serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/agent/mux/index';
+import { serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/protocol/mux';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
 import { WebSocket } from 'ws';

@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
 import { answersSecret, SECRET_FIELDS, schemaFieldNames } from '@gatehouse/core/http/no-store';
 import type { RegisteredRoute } from '@gatehouse/core/http/route';
-import { totpCode } from '@gatehouse/plugin-community/mfa/totp';
-import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
 import { expect } from 'chai';
+import { totpCode } from '../../plugins/community/mfa/totp';
+import { setupSignature } from '../../plugins/community/setup/signature';
 import { startServer, type TestServer } from '../support/server';
 import { startSmtp, type TestSmtp } from '../support/smtp';
 import { label } from './lib';

@@ -67,7 +67,7 @@ for (const store of ['in-process', 'Redis'] as const) {
     });
 
     it('20 concurrent MFA codes: only the threshold is checked', async () => {
-      const { totpCode } = await import('@gatehouse/plugin-community/mfa/totp');
+      const { totpCode } = await import('../../plugins/community/mfa/totp');
       const me = await createUser(server, `race-mfa-${store === 'Redis' ? 'r' : 'm'}`);
       await server.api('PATCH', '/api/users', {
         token: me.token,

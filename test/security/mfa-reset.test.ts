@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
-import { totpCode } from '@gatehouse/plugin-community/mfa/totp';
 import { expect } from 'chai';
+import { totpCode } from '../../plugins/community/mfa/totp';
 import { createUser } from '../integration/accounts/team';
 import { startServer, type TestServer } from '../support/server';
 

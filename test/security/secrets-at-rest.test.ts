@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { newSecretKey } from '@gatehouse/core';
-import { totpCode } from '@gatehouse/plugin-community/mfa/totp';
 import { createKernel } from '@gatehouse/server';
 import { expect } from 'chai';
 import pg from 'pg';
+import { totpCode } from '../../plugins/community/mfa/totp';
 import { createUser, PASSWORD } from '../integration/accounts/team';
 import { startServer, type TestServer } from '../support/server';
 

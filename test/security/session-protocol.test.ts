@@ -2,20 +2,15 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { type Duplex, PassThrough } from 'node:stream';
-import {
-  type MuxSession,
-  type StreamHeader,
-  serveTunnel,
-  TUNNEL_MAX_MESSAGE,
-} from '@gatehouse/agent/mux/index';
-import { STREAM_KINDS_HEADER } from '@gatehouse/agent/protocol';
+import { STREAM_KINDS_HEADER } from '@gatehouse/protocol/agent-proof';
+import { type MuxSession, type StreamHeader, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/protocol/mux';
 import {
   controlMessage,
   dataMessages,
   Message,
   MessageDecoder,
   type ReceivedMessage,
-} from '@gatehouse/agent/sessions/wire';
+} from '@gatehouse/protocol/session-wire';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
 import { WebSocket } from 'ws';
@@ -24,7 +19,7 @@ import { keyedAuthRequest, tunnelHeaders } from '../support/device-keys';
 import { tunnelStreams } from '../support/tunnels';
 
 /**
- * The session protocol (agent/sessions/wire.ts) attacked from either end. A device an attacker controls holds a
+ * The session protocol (agent/session-protocol/wire.ts) attacked from either end. A device an attacker controls holds a
  * genuine tunnel that offers the protocol and answers the gateway with garbage, silence and resets: the server
  * keeps serving everyone else, the user gets an answer within a bound, and nothing reaches the user's ssh-agent or
  * ports the user did not offer. The other way round, the real agent process is sent malformed streams and floods

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
 import ssh2 from 'ssh2';
-import { type AgentProcess, DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
+import { DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
+import type { AgentProcess } from '../support/agent-process';
 import { ServerProcess } from '../support/process-server';
 
 interface Attempt {

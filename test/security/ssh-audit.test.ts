@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { clientOptions } from '../support/openssh';
 import { startServer, type TestServer } from '../support/server';
 
 const run = promisify(execFile);
@@ -61,12 +62,7 @@ describe('security: ssh-audit finds nothing to fail or warn about in the gateway
   it('keeps strict key exchange with OpenSSH (Terrapin, CVE-2023-48795)', async () => {
     const { stderr } = await output('ssh', [
       '-vvv',
-      '-F',
-      '/dev/null',
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      'UserKnownHostsFile=/dev/null',
+      ...clientOptions(),
       '-o',
       'BatchMode=yes',
       '-p',

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { type AgentProcess, onlineAgent } from '../integration/devices/agent-process';
+import { type AgentProcess, onlineAgent } from '../support/agent-process';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
 
 const DOMAIN = 'tunnels.cookies.test';

@@ -1,7 +1,7 @@
 // A connector as a user runs one: the real `gatehouse-agent connector` in its own process, beside an engine, dialing
 // out to the server with the token the server answered when the connector was made.
-import { STATUS } from '@gatehouse/plugin-enterprise/connectors/engine';
-import { AgentProcess } from '../integration/agent/agent-process';
+import { STATUS } from '../../plugins/enterprise/connectors/engine';
+import { AgentProcess } from './agent-process';
 import type { ApiAnswer, TestServer } from './server';
 
 /** Where a connector process reaches its engine, in the connector's own `--engine` form. */

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { type ProofSubject, proofHeaders } from '@gatehouse/agent/protocol';
+import { type ProofSubject, proofHeaders } from '@gatehouse/protocol/agent-proof';
 
 /** A device key pair as an agent keeps it: PEM private key, SPKI PEM public key. */
 export interface DeviceKeyPair {

@@ -13,6 +13,11 @@ export function buildShared(): void {
   // The agent bundle the server hands out (install.sh and the tarball): always this checkout's agent. It takes
   // under a second.
   execFileSync(process.execPath, ['--import', 'tsx', 'build.ts'], { cwd: agentDir, stdio: 'ignore' });
+  // And the single executable install.sh downloads, for this machine's architecture (about 6 s).
+  execFileSync(process.execPath, ['--import', 'tsx', 'build-executable.ts'], {
+    cwd: agentDir,
+    stdio: 'ignore',
+  });
   // The console and the bundled plugins' modules, when missing (README's set-up builds them through `prepare`).
   ensureConsoleBuilt();
 }

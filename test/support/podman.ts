@@ -18,6 +18,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { podmanSettings } from '../../packaging/release/podman';
 
 const run = promisify(execFile);
 
@@ -55,45 +56,6 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/**
- * The settings that work on these machines: runc (crun fails on this host's cgroup layout), cgroupfs, events in a
- * file (no journald), no network namespace set-up, bounded ulimits, file locks kept in the directory (so several
- * engines never share the machine-wide shared-memory locks), overlay storage under the directory.
- */
-function writeConfig(dir: string): Record<string, string> {
-  const conf = path.join(dir, 'containers.conf');
-  writeFileSync(
-    conf,
-    `[containers]
-netns = "none"
-default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
-log_driver = "k8s-file"
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-events_logfile_path = "${dir}/events.log"
-lock_type = "file"
-tmp_dir = "${dir}/tmp"
-volume_path = "${dir}/volumes"
-static_dir = "${dir}/libpod"
-[network]
-network_backend = "cni"
-network_config_dir = "${dir}/cni"
-`,
-  );
-  const storage = path.join(dir, 'storage.conf');
-  writeFileSync(
-    storage,
-    `[storage]
-driver = "overlay"
-runroot = "${dir}/run"
-graphroot = "${dir}/root"
-`,
-  );
-  return { CONTAINERS_CONF: conf, CONTAINERS_STORAGE_CONF: storage };
 }
 
 /** A root file system of busybox and two accounts, as a tar for `podman import`. */
@@ -196,7 +158,8 @@ export async function startPodman(): Promise<PodmanEngine> {
   const missing = podmanMissing();
   if (missing) throw new Error(`podman cannot run: ${missing}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-podman-'));
-  const env = { ...process.env, ...writeConfig(dir) };
+  // The settings that work on these machines (packaging/release/podman.ts), no network namespace set-up.
+  const env = { ...process.env, ...podmanSettings(dir) };
   const podman = async (...args: string[]) => {
     const { stdout } = await run('/usr/bin/podman', args, {
       env,

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AgentProcess, DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
+import { DEVICE_PASSWORD } from '../integration/ssh/gateway-world';
+import { AgentProcess } from './agent-process';
 import { dropDatabase, freshDatabase, type LoginAnswer } from './server';
 
 const BIN = path.resolve('bin/gatehouse.js');

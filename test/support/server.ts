@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Kernel, LogDestination, PluginManifest } from '@gatehouse/core';
-import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
 import { createKernel } from '@gatehouse/server';
 import pg from 'pg';
+import { setupSignature } from '../../plugins/community/setup/signature';
 
 /**
  * A real Gatehouse server for a test file. The store is a fresh database on the PostgreSQL of TEST_DATABASE_URL

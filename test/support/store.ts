@@ -1,5 +1,5 @@
+import { loadConfig } from '@gatehouse/server';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../core/config/load';
 import { openDatabase } from '../../core/store/db';
 import { migrateLatest } from '../../core/store/migrate';
 import { communityEditionMigrations } from './migrations';

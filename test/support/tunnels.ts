@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { TunnelHub } from '../../core/tunnel/hub';
+import type { TunnelHub } from '../../plugins/community/agent-tunnels/hub';
 
 /**
  * The server's end of a device's tunnel streams. The hub keeps them private; tests read how many there are and how

@@ -7,6 +7,8 @@ interface ConfigKey {
   env?: string;
   default?: unknown;
   description?: string;
+  /** The plugin whose setting it is; absent for the server's own. */
+  plugin?: string;
 }
 interface CommandOption {
   flags: string;
@@ -28,7 +30,18 @@ function formatDefault(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-export function ConfigReference(): ReactNode {
+/** The keys by owner, in the order listed: the server's own first, then each plugin's. */
+function byOwner(): { plugin: string | undefined; keys: ConfigKey[] }[] {
+  const groups: { plugin: string | undefined; keys: ConfigKey[] }[] = [];
+  for (const item of config) {
+    const last = groups.at(-1);
+    if (last && last.plugin === item.plugin) last.keys.push(item);
+    else groups.push({ plugin: item.plugin, keys: [item] });
+  }
+  return groups;
+}
+
+function ConfigTable({ keys }: { keys: ConfigKey[] }): ReactNode {
   return (
     <table data-reference="config">
       <thead>
@@ -40,7 +53,7 @@ export function ConfigReference(): ReactNode {
         </tr>
       </thead>
       <tbody>
-        {config.map((item) => (
+        {keys.map((item) => (
           <tr key={item.key || item.env}>
             <td>{item.key ? <code>{item.key}</code> : '(a file of keys)'}</td>
             <td>{item.env ? <code>{item.env}</code> : '-'}</td>
@@ -52,6 +65,29 @@ export function ConfigReference(): ReactNode {
         ))}
       </tbody>
     </table>
+  );
+}
+
+export function ConfigReference(): ReactNode {
+  return (
+    <>
+      {byOwner().map(({ plugin, keys }) =>
+        plugin ? (
+          <section key={plugin} data-reference-plugin={plugin}>
+            {/* h4 on purpose, as the commands below: the table of contents stays short. */}
+            <Heading as="h4" id={`config-plugin-${plugin}`}>
+              The {plugin} plugin
+            </Heading>
+            <p>
+              Read only when the <code>{plugin}</code> plugin runs.
+            </p>
+            <ConfigTable keys={keys} />
+          </section>
+        ) : (
+          <ConfigTable key="core" keys={keys} />
+        ),
+      )}
+    </>
   );
 }
 

@@ -110,15 +110,16 @@ describe('configuration names and commands in the docs', function () {
     const example = JSON.parse(gatehouse(['reference', '--json'], withExamplePlugin())) as Reference;
     const names = new Set(reference.commands.map((c) => c.name));
     reference.commands.push(...example.commands.filter((c) => !names.has(c.name)));
-    const agentHelp = execFileSync(
-      process.execPath,
-      [join(repoDir, 'agent', 'bin', 'gatehouse-agent.mjs'), '--help'],
-      {
-        cwd: repoDir,
-        encoding: 'utf8',
-        timeout: 60_000,
-      },
-    );
+    // The device agent's options and the connector's (`gatehouse-agent connector --help`).
+    const agentHelp = [['--help'], ['connector', '--help']]
+      .map((args) =>
+        execFileSync(process.execPath, [join(repoDir, 'agent', 'bin', 'gatehouse-agent.mjs'), ...args], {
+          cwd: repoDir,
+          encoding: 'utf8',
+          timeout: 60_000,
+        }),
+      )
+      .join('\n');
     // Read straight from the environment rather than mapped to a key: GATEHOUSE_CONFIG
     // (the extra YAML file) by the config loader, the document sources by the docs build.
     const readDirectly = [
@@ -129,10 +130,23 @@ describe('configuration names and commands in the docs', function () {
       .flatMap((source) =>
         [...source.matchAll(/env\.(GATEHOUSE_[A-Z0-9_]+)/g)].map((match) => match[1] ?? ''),
       );
+    // The connector mode's own settings (`gatehouse-agent connector --help`).
+    const connectorHelp = execFileSync(
+      process.execPath,
+      [join(repoDir, 'agent', 'bin', 'gatehouse-agent.mjs'), 'connector', '--help'],
+      { cwd: repoDir, encoding: 'utf8', timeout: 60_000 },
+    );
+    // The agent's installer reads its own settings as shell variables (`${GATEHOUSE_INIT:-}`).
+    const installer = readFileSync(join(repoDir, 'agent', 'packaging', 'install.sh'), 'utf8');
+    const installerReads = [...installer.matchAll(/\$\{(GATEHOUSE_[A-Z0-9_]+)/g)].map(
+      (match) => match[1] ?? '',
+    );
     known = new Set([
       ...reference.config.flatMap((item) => (item.env ? [item.env] : [])),
       ...(agentHelp.match(/GATEHOUSE_[A-Z0-9_]+/g) ?? []),
+      ...(connectorHelp.match(/GATEHOUSE_[A-Z0-9_]+/g) ?? []),
       ...readDirectly,
+      ...installerReads,
     ]);
   });
 
@@ -199,7 +213,7 @@ describe('configuration names and commands in the docs', function () {
     // Paths such as config/default.yaml or (inside an install folder) agent/bin/gatehouse-agent.mjs; not URL paths
     // such as $SERVER/agent/install.sh, which the server answers.
     const pattern =
-      /(?<![/\w])((?:agent|bin|core|config|plugins|migrations|test|bench|docs|scripts)\/[A-Za-z0-9_./-]+\.(?:mjs|js|ts|tsx|yaml|service|sh))\b/g;
+      /(?<![/\w-])((?:agent|bin|core|config|plugins|migrations|test|bench|docs|scripts)\/[A-Za-z0-9_./-]+\.(?:mjs|js|ts|tsx|yaml|service|sh))\b/g;
     const named = pages.flatMap(({ name, text }) =>
       [...text.matchAll(pattern)].map((match) => ({ name, path: match[1] ?? '' })),
     );
@@ -307,7 +321,8 @@ describe('configuration names and commands in the docs', function () {
     for (const { name, text } of pages) {
       // `npx gatehouse x`, `gatehouse x` and `node bin/gatehouse.js x` in code; prose says "Gatehouse".
       for (const match of text.matchAll(
-        /(?:^|[`\s])(?:npx |node bin\/)?gatehouse(?:\.js)? ([a-z][a-z-]*)([^`\n]*)/gm,
+        // Not the container named gatehouse in `podman exec gatehouse gatehouse user ...`.
+        /(?<!exec)(?:^|[`\s])(?:npx |node bin\/)?gatehouse(?:\.js)? ([a-z][a-z-]*)([^`\n]*)/gm,
       )) {
         const [, first = '', rest = ''] = match;
         const second = /^ ([a-z][a-z-]*)/.exec(rest)?.[1];

@@ -74,7 +74,7 @@ describe('docs: the commands of the containers page (podman)', function () {
     expect(all).to.have.length(7);
     expect(all[0]).to.contain('-X POST https://gatehouse.example.com/api/connector ');
     expect(all[1]).to.contain('/agent/gatehouse-agent-linux-');
-    expect(all[2]).to.contain('gatehouse-agent.mjs connector');
+    expect(all[2]).to.contain('/opt/gatehouse-agent/gatehouse-agent connector');
     expect(all[3]).to.contain('/api/connector/$CONNECTOR/info');
     expect(all[4]).to.contain('/api/containers');
     expect(all[5]).to.contain('-X DELETE https://gatehouse.example.com/api/connector/$CONNECTOR');
@@ -106,6 +106,8 @@ describe('docs: the commands of the containers page (podman)', function () {
         ...process.env,
         CONNECTOR_TOKEN: token,
         GATEHOUSE_CONNECTOR_ENGINE: `tcp://${engine.address}:${engine.port}`,
+        // The executable unpacks its runtime beside the device key of a root install; the test's own folder here.
+        GATEHOUSE_AGENT_RUNTIME_DIR: join(opt, 'runtime'),
       },
       stdio: 'ignore',
     });

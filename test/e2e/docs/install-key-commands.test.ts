@@ -106,14 +106,17 @@ describe('docs: the install key commands of the adding page', function () {
     );
     // The console's command (plugins/community/web/devices/install.tsx) with the page's placeholders.
     expect(oneLine).to.equal(
-      'curl -fsSL "$SERVER/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="$SERVER" GATEHOUSE_TENANT_ID=<tenant-id> GATEHOUSE_INSTALL_KEY=<install-key> sh',
+      'curl -fsSL "$SERVER/agent/install.sh" | GATEHOUSE_SERVER_ADDRESS="$SERVER" GATEHOUSE_TENANT_ID=<tenant-id> GATEHOUSE_INSTALL_KEY=<install-key> sh',
     );
     const key = `gik_0123456789ab_${'c'.repeat(40)}`;
     const root = join(scratch, 'root');
     const command = (oneLine as string)
       .replace('<tenant-id>', me.tenant)
       .replace('<install-key>', key)
-      .replace('| sudo ', `| sudo GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 `);
+      .replace(
+        '| GATEHOUSE_SERVER_ADDRESS',
+        `| GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 GATEHOUSE_SERVER_ADDRESS`,
+      );
     await run('sh', ['-c', command], { env: { ...process.env, SERVER: server.url } });
     const settings = readFileSync(join(root, 'etc/default/gatehouse-agent'), 'utf8');
     expect(settings).to.contain(`GATEHOUSE_TENANT_ID=${me.tenant}\nGATEHOUSE_PRIVATE_KEY=`);

@@ -42,7 +42,9 @@ function freshCopy(dir: string): void {
     if (existsSync(path.join(repo, built)))
       cpSync(path.join(repo, built), path.join(dir, built), { recursive: true });
   }
-  for (const modules of ['node_modules', 'web/node_modules']) {
+  // Packages npm could not hoist sit in their workspace's own node_modules (the console's, a plugin's).
+  const workspaces = ['web', ...readdirSync(path.join(repo, 'plugins')).map((p) => `plugins/${p}`)];
+  for (const modules of ['node_modules', ...workspaces.map((w) => `${w}/node_modules`)]) {
     if (!existsSync(path.join(repo, modules))) continue;
     execFileSync('cp', ['-al', path.join(repo, modules), path.join(dir, modules)]);
     // npm rewrites its record of the tree; the copy gets its own rather than a link to this checkout's.

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import type { Page } from 'playwright-core';
+import { expectAccessible } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 // An owner writes firewall rules in the console (add, edit, delete), then renames and deletes the tags those
 // rules use from the tags screen; every change is checked against the real API as well as on screen.
@@ -18,9 +19,8 @@ interface Rule {
 
 describe('web console: firewall rules and tags', function () {
   this.timeout(60_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
 
   const api = async <T>(p: string): Promise<T> => {
@@ -33,15 +33,11 @@ describe('web console: firewall rules and tags', function () {
   };
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    signedIn = await signedInConsole();
+    ({ server, page } = signedIn);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
   });
 
   it('shows the home view and the empty screens without accessibility faults', async () => {

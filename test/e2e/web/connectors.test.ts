@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import type { AgentProcess } from '../../integration/agent/agent-process';
-import { eventually } from '../../integration/devices/agent-process';
+import type { AgentProcess } from '../../support/agent-process';
+import { eventually } from '../../support/agent-process';
 import { startConnectorProcess } from '../../support/connector';
 import { CONTAINER_ACCOUNTS, type PodmanEngine, startPodman } from '../../support/podman';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
@@ -78,7 +78,7 @@ describe('console: connectors, containers and a container terminal (enterprise, 
       const command = await run.getByRole('textbox', { name: label }).inputValue();
       expect(command, label).to.contain(`GATEHOUSE_CONNECTOR_TOKEN=${token}`);
       expect(command, label).to.contain(`GATEHOUSE_SERVER_ADDRESS="${server.url}"`);
-      expect(command, label).to.contain('gatehouse-agent.mjs connector');
+      expect(command, label).to.match(/gatehouse-agent(:[0-9.]+)? connector$/);
     }
     await expectAccessible(page, 'run the connector dialog');
     await page.keyboard.press('Escape');

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { AgentProcess, eventually } from '../../integration/devices/agent-process';
-import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import { AgentProcess, eventually } from '../../support/agent-process';
+import { expectAccessible } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 /**
  * Issue 12, item 3: between Accept and its agent's tunnel the console says "Waiting for the agent", not "Offline",
@@ -14,6 +15,7 @@ import { type ConsoleServer, startConsoleServer } from './support/console-server
  */
 describe('web console: waiting for the agent between Accept and online', function () {
   this.timeout(120_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
   let browser: Browser;
   let page: Page;
@@ -22,7 +24,7 @@ describe('web console: waiting for the agent between Accept and online', functio
   const agents: AgentProcess[] = [];
 
   const agent = (name: string, mac: string) => {
-    const a = new AgentProcess({
+    const a = AgentProcess.device({
       server: server.url,
       tenant: auth.tenant,
       keyPath: path.join(keys, `${name}.key`),
@@ -47,17 +49,13 @@ describe('web console: waiting for the agent between Accept and online', functio
   };
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
-    auth = JSON.parse((await page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
+    signedIn = await signedInConsole();
+    ({ server, browser, page, auth } = signedIn);
     keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-accept-'));
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.stop()));
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
     if (keys) rmSync(keys, { recursive: true, force: true });
   });
 

@@ -2,23 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
-import { AgentProcess, eventually } from '../../integration/devices/agent-process';
-import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import type { Page, Route } from 'playwright-core';
+import { AgentProcess, DEVICE_AGENT_PASSWORD, eventually } from '../../support/agent-process';
+import { expectAccessible } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 import { sshThroughGateway } from './support/ssh';
 
 // A real agent registers; the owner accepts it in the console, turns on session recording, connects with the
 // real OpenSSH client and with the web terminal, and plays both recordings back in the browser. The agent runs
 // in single-user mode (GATEHOUSE_SINGLE_USER_PASSWORD), so the device password is the agent's.
 
-const devicePassword = 'agent-secret';
+const devicePassword = DEVICE_AGENT_PASSWORD;
 
 describe('web console: a real device, accepted, reached and its session played back', function () {
   this.timeout(120_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let keys: string;
   let agent: AgentProcess;
@@ -32,16 +32,11 @@ describe('web console: a real device, accepted, reached and its session played b
     });
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // Copy and paste in the terminal go through the system clipboard, as they would for a person.
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    page = await context.newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
-    auth = JSON.parse((await page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
+    signedIn = await signedInConsole({ clipboard: true });
+    ({ server, page, auth } = signedIn);
     keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-agent-'));
-    agent = new AgentProcess({
+    agent = AgentProcess.device({
       server: server.url,
       tenant: auth.tenant,
       keyPath: path.join(keys, 'device.key'),
@@ -51,8 +46,7 @@ describe('web console: a real device, accepted, reached and its session played b
   });
   after(async () => {
     await agent?.stop();
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
     if (keys) rmSync(keys, { recursive: true, force: true });
   });
 

@@ -1,11 +1,13 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { eventually } from '../../integration/devices/agent-process';
+import { podmanCli, podmanSettings } from '../../../packaging/release/podman';
+import { ensureAgentImageServed } from '../../support/agent-image';
+import { eventually } from '../../support/agent-process';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
@@ -22,7 +24,7 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
   let page: Page;
   let auth: { token: string; tenant: string; user: string };
   let scratch: string;
-  let agent: ChildProcess | undefined;
+  let podmanDir: string;
 
   const api = (p: string, init: RequestInit = {}) =>
     fetch(`${server.url}${p}`, {
@@ -34,12 +36,15 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
     });
 
   before(async () => {
-    // The install commands download the agent bundle this server built (README's set-up builds it).
-    const bundles = spawnSync('sh', [
-      '-c',
-      `ls ${path.join(repo, 'agent', 'dist')}/gatehouse-agent-linux-*.tar.gz`,
-    ]);
-    if (!bundles.stdout.length) execFileSync('npm', ['run', 'build', '-w', 'agent'], { cwd: repo });
+    // The install commands download the agent executable and image this server serves (the suite's global set-up
+    // builds the executable; the image is made from it when no release left one).
+    if (!existsSync(path.join(repo, 'agent', 'dist', 'gatehouse-agent-linux-amd64'))) {
+      execFileSync(process.execPath, ['--import', 'tsx', 'build-executable.ts'], {
+        cwd: path.join(repo, 'agent'),
+      });
+    }
+    await ensureAgentImageServed();
+    podmanDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-home-podman-'));
     [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
@@ -50,10 +55,11 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
     scratch = mkdtempSync(path.join(tmpdir(), 'gatehouse-home-'));
   });
   after(async () => {
-    if (agent && agent.exitCode === null) {
-      const exited = new Promise((resolve) => agent?.once('exit', resolve));
-      agent.kill('SIGTERM');
-      await exited;
+    if (podmanDir) {
+      const podman = podmanCli(podmanSettings(podmanDir));
+      await podman('rm', '--force', '--time', '2', 'gatehouse-agent').catch(() => undefined);
+      await podman('system', 'reset', '--force').catch(() => undefined);
+      rmSync(podmanDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     }
     await browser?.close();
     await server?.stop();
@@ -88,20 +94,17 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
   it('gives the install command the server serves, with the tenant, and it installs the agent as copied', async () => {
     const command = await copied('install command');
     expect(command).to.equal(
-      `curl -fsSL "${server.url}/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="${server.url}" GATEHOUSE_TENANT_ID=${auth.tenant} sh`,
+      `curl -fsSL "${server.url}/agent/install.sh" | GATEHOUSE_SERVER_ADDRESS="${server.url}" GATEHOUSE_TENANT_ID=${auth.tenant} sh`,
     );
-    // Run as copied, into a staging root instead of / and without systemd (install.sh's own switches for that).
+    // Run as copied, into a staging root instead of / and starting nothing (install.sh's own switches for that).
     const root = path.join(scratch, 'root');
-    const staged = command.replace(
-      '| sudo ',
-      `| sudo GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 `,
-    );
+    const staged = command.replace('| ', `| GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 `);
     const run = spawnSync('sh', ['-c', staged], { encoding: 'utf8' });
     expect(run.status, run.stderr).to.equal(0);
     const settings = readFileSync(path.join(root, 'etc/default/gatehouse-agent'), 'utf8');
     expect(settings).to.contain(`GATEHOUSE_SERVER_ADDRESS=${server.url}\n`);
     expect(settings).to.contain(`GATEHOUSE_TENANT_ID=${auth.tenant}\n`);
-    expect(existsSync(path.join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs'))).to.equal(true);
+    expect(existsSync(path.join(root, 'usr/local/bin/gatehouse-agent'))).to.equal(true);
   });
 
   it('shows the install commands on the empty Devices screen too', async () => {
@@ -116,37 +119,37 @@ describe('web console: Home, install commands, pending count, tags, fingerprints
     await expectAccessible(page, 'devices (empty, with install commands)');
   });
 
-  it('gives a docker run line whose container command runs the agent, which then waits: the sidebar counts it', async () => {
+  it('gives a docker line that loads the agent image from the server and runs it, which then waits: the sidebar counts it', async () => {
     const line = await copied('docker run command');
-    expect(line).to.match(/^docker run -d --name gatehouse-agent --restart unless-stopped /);
-    const script = /node:20 sh -c '([^']+)'$/.exec(line)?.[1];
-    if (!script) throw new Error(`no container command in ${line}`);
-    const env: Record<string, string> = {};
-    for (const m of line.matchAll(/-e ([A-Z_]+)="?([^"\s]+)"?/g)) env[m[1] as string] = m[2] as string;
-    expect(env).to.include({ GATEHOUSE_SERVER_ADDRESS: server.url, GATEHOUSE_TENANT_ID: auth.tenant });
-    // What the container runs, run here as it is: /opt is a fresh tmpfs as in a new container; the key goes
-    // where the volume would be.
-    agent = spawn('unshare', ['-m', 'sh', '-c', `mount -t tmpfs none /opt && ${script}`], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        ...env,
-        GATEHOUSE_PRIVATE_KEY: path.join(scratch, 'agent.key'),
-        GATEHOUSE_PREFERRED_HOSTNAME: 'docker-agent',
-        GATEHOUSE_KEEPALIVE_INTERVAL: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const info = (await (await fetch(`${server.url}/info`)).json()) as { version: string };
+    expect(line).to.equal(
+      `curl -fsSL "${server.url}/agent/gatehouse-agent-image-linux-amd64.tar.gz" | gunzip | docker load && ` +
+        'docker run -d --name gatehouse-agent --restart unless-stopped ' +
+        `-e GATEHOUSE_SERVER_ADDRESS="${server.url}" -e GATEHOUSE_TENANT_ID=${auth.tenant} ` +
+        `-v gatehouse-agent:/var/lib/gatehouse-agent localhost/gatehouse-agent:${info.version}`,
+    );
+    // Run as copied with podman in docker's place (its command line takes the same words), on the host's network
+    // because this test's server listens on 127.0.0.1 only, and with a name and a short interval for the test.
+    const podmanLine = line
+      .replace('| docker load', '| podman load')
+      .replace(
+        'docker run -d',
+        'podman run -d --network host -e GATEHOUSE_PREFERRED_HOSTNAME=docker-agent -e GATEHOUSE_KEEPALIVE_INTERVAL=1',
+      );
+    const started = spawnSync('sh', ['-c', podmanLine], {
+      env: { ...process.env, ...podmanSettings(podmanDir) },
+      encoding: 'utf8',
     });
-    let log = '';
-    agent.stdout?.on('data', (c: Buffer) => {
-      log += c.toString();
-    });
-    agent.stderr?.on('data', (c: Buffer) => {
-      log += c.toString();
-    });
+    expect(started.status, started.stderr).to.equal(0);
+    const log = () =>
+      spawnSync('podman', ['logs', 'gatehouse-agent'], {
+        env: { ...process.env, ...podmanSettings(podmanDir) },
+        encoding: 'utf8',
+      }).stderr;
     const badge = page.getByTestId('pending-count');
     await page.goto(`${server.url}/`);
     await badge.waitFor({ timeout: 40_000 }).catch((err: Error) => {
-      throw new Error(`${err.message}\nthe agent said:\n${log}`);
+      throw new Error(`${err.message}\nthe agent said:\n${log()}`);
     });
     expect((await badge.textContent())?.trim()).to.equal('1 waiting for acceptance');
     const devicesLink = page

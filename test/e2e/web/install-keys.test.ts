@@ -1,14 +1,15 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AGENT_NODE_FLAGS } from '../../../agent/node-flags';
-import { eventually } from '../../integration/devices/agent-process';
+import { AgentProcess, eventually } from '../../support/agent-process';
 import { agentAuthRequest } from '../../support/device-keys';
-import { completeSetup, expectAccessible, launchBrowser, noWiderThanScreen } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import { expectAccessible, noWiderThanScreen } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 // Namespace settings, Install keys: an owner makes a key (shown once, with the install commands that carry it),
 // requires keys for new devices, installs an agent with the copied command (install.sh keeps the key), rotates
@@ -23,13 +24,14 @@ interface Device {
 
 describe('web console: install keys in the namespace settings', function () {
   this.timeout(180_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let auth: { token: string; tenant: string };
   let scratch: string;
-  let agent: ChildProcess | undefined;
+  let agent: AgentProcess | undefined;
   let key = '';
 
   const api = (p: string, init: RequestInit = {}) =>
@@ -60,23 +62,13 @@ describe('web console: install keys in the namespace settings', function () {
   };
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    page = await context.newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
-    auth = JSON.parse((await page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
+    signedIn = await signedInConsole({ clipboard: true });
+    ({ server, browser, context, page, auth } = signedIn);
     scratch = mkdtempSync(path.join(tmpdir(), 'gatehouse-install-keys-'));
   });
   after(async () => {
-    if (agent && agent.exitCode === null) {
-      const exited = new Promise((resolve) => agent?.once('exit', resolve));
-      agent.kill('SIGTERM');
-      await exited;
-    }
-    await browser?.close();
-    await server?.stop();
+    await agent?.stop();
+    await signedIn?.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
@@ -153,27 +145,22 @@ describe('web console: install keys in the namespace settings', function () {
         .split('\n')
         .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
     );
-    agent = spawn(
-      process.execPath,
-      [...AGENT_NODE_FLAGS, path.join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs')],
+    agent = new AgentProcess(
       {
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          ...settings,
-          GATEHOUSE_PRIVATE_KEY: path.join(scratch, 'agent.key'),
-          GATEHOUSE_PREFERRED_HOSTNAME: 'rack-7-node-1',
-          GATEHOUSE_KEEPALIVE_INTERVAL: '1',
+        ...settings,
+        GATEHOUSE_PRIVATE_KEY: path.join(scratch, 'agent.key'),
+        GATEHOUSE_PREFERRED_HOSTNAME: 'rack-7-node-1',
+        GATEHOUSE_KEEPALIVE_INTERVAL: '1',
+      },
+      [],
+      {
+        bundle: {
+          path: path.join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs'),
+          nodeArgs: AGENT_NODE_FLAGS,
         },
-        stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
-    let log = '';
-    agent.stdout?.on('data', (c: Buffer) => {
-      log += c.toString();
-    });
-    agent.stderr?.on('data', (c: Buffer) => {
-      log += c.toString();
-    });
+    const log = () => agent?.lines.join('\n') ?? '';
     await eventually(
       async () => {
         const pending = (await (await api('/api/devices?status=pending')).json()) as Device[];
@@ -182,10 +169,10 @@ describe('web console: install keys in the namespace settings', function () {
       'the installed agent to register',
       40_000,
     ).catch((err: Error) => {
-      throw new Error(`${err.message}\nthe agent said:\n${log}`);
+      throw new Error(`${err.message}\nthe agent said:\n${log()}`);
     });
-    expect(log).to.contain('with an install key');
-    expect(log).to.not.contain(key.slice(17));
+    expect(log()).to.contain('with an install key');
+    expect(log()).to.not.contain(key.slice(17));
     await page.reload();
     await page
       .getByRole('table', { name: 'Install keys' })

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { completeSetup, expectAccessible, launchBrowser, noWiderThanScreen, signIn } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import type { Browser, Page } from 'playwright-core';
+import { expectAccessible, noWiderThanScreen, signIn } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 // The instance administrator's area (issue 12): the setup user sees Instance (Users, Namespaces, Health) and
 // creates, resets, disables and enables accounts there; a person who is not an instance administrator sees no
@@ -9,9 +10,9 @@ import { type ConsoleServer, startConsoleServer } from './support/console-server
 
 describe('web console: instance administration', function () {
   this.timeout(120_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
 
   const login = (username: string, password: string) =>
@@ -22,15 +23,11 @@ describe('web console: instance administration', function () {
     });
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    signedIn = await signedInConsole();
+    ({ server, browser, page } = signedIn);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
   });
 
   it('shows the setup user the Instance area, where they create a user', async () => {

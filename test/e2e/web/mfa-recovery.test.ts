@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { completeSetup, expectAccessible, launchBrowser, owner, signIn } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import type { Page } from 'playwright-core';
+import { expectAccessible, owner, signIn } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 import { authenticatorCode } from './support/totp';
 
 // Two-step verification's way back in: the recovery codes shown when it is turned on sign a person in once
@@ -9,9 +10,8 @@ import { authenticatorCode } from './support/totp';
 
 describe('web console: recovery codes and turning two-step verification off', function () {
   this.timeout(60_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
-  let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let codes: string[] = [];
 
@@ -37,15 +37,11 @@ describe('web console: recovery codes and turning two-step verification off', fu
   };
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    signedIn = await signedInConsole();
+    ({ server, page } = signedIn);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
   });
 
   it('shows the recovery codes while turning two-step verification on', async () => {

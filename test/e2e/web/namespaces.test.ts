@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { completeSetup, expectAccessible, launchBrowser, owner, signIn } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import type { Browser, Page } from 'playwright-core';
+import { expectAccessible, owner, signIn } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 // Namespaces from the switcher at the top of every screen: create one, switch between them, delete one as its
 // owner, and leave one as a member (SPEC.md section 4: leaving returns a token without that namespace).
@@ -18,9 +19,9 @@ interface Namespace {
 
 describe('web console: namespaces', function () {
   this.timeout(60_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
 
   const authOf = async (p: Page) =>
@@ -37,15 +38,11 @@ describe('web console: namespaces', function () {
     p.getByRole('button', { name: `Namespace: ${name}. Change namespace` });
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    signedIn = await signedInConsole();
+    ({ server, browser, page } = signedIn);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
   });
 
   it('creates a namespace from the switcher and lands in it', async () => {

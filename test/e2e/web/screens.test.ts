@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { eventually } from '../../integration/devices/agent-process';
+import { eventually } from '../../support/agent-process';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
 import { startConsoleServer } from './support/console-server';
 import { DEVICE_PASSWORD, DeviceWorld } from './support/device-world';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { eventually } from '../../integration/devices/agent-process';
+import { eventually } from '../../support/agent-process';
 import { expectAccessible } from './support/browser';
 import { DEVICE_PASSWORD, DeviceWorld } from './support/device-world';
 import { sshThroughGateway } from './support/ssh';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { completeSetup, launchBrowser, owner, signIn } from './support/browser';
-import { type ConsoleServer, startConsoleServer } from './support/console-server';
+import type { Page } from 'playwright-core';
+import { owner, signIn } from './support/browser';
+import type { ConsoleServer } from './support/console-server';
+import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 /**
  * Signing out in the console ends the sign-in on the server (`DELETE /api/auth/user`): the token the browser held,
@@ -9,8 +10,8 @@ import { type ConsoleServer, startConsoleServer } from './support/console-server
  */
 describe('web console: signing out ends the sign-in on the server', function () {
   this.timeout(90_000);
+  let signedIn: SignedInConsole | undefined;
   let server: ConsoleServer;
-  let browser: Browser;
   let page: Page;
 
   const storedToken = async () =>
@@ -23,14 +24,11 @@ describe('web console: signing out ends the sign-in on the server', function () 
     fetch(`${server.url}/api/auth/user`, { headers: { Authorization: `Bearer ${token}` } });
 
   before(async () => {
-    [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await completeSetup(page, server.setupUrl);
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    signedIn = await signedInConsole();
+    ({ server, page } = signedIn);
   });
   after(async () => {
-    await browser?.close();
-    await server?.stop();
+    await signedIn?.close();
   });
 
   it('the Sign out menu item revokes the token, and signing in again works', async () => {

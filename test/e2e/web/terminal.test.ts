@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { eventually } from '../../integration/devices/agent-process';
+import { eventually } from '../../support/agent-process';
 import { expectAccessible } from './support/browser';
 import { DEVICE_PASSWORD, DeviceWorld } from './support/device-world';
 import { type Box, inkOf } from './support/pixels';

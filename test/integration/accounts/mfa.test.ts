@@ -1,5 +1,5 @@
-import { base32Decode, hotp, totpCode, totpStep } from '@gatehouse/plugin-community/mfa/totp';
 import { expect } from 'chai';
+import { base32Decode, hotp, totpCode, totpStep } from '../../../plugins/community/mfa/totp';
 import { startServer, type TestServer } from '../../support/server';
 import { startSmtp, type TestSmtp } from '../../support/smtp';
 import { createUser, PASSWORD } from './team';

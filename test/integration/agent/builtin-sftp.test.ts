@@ -6,8 +6,9 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadOrCreateDeviceKey } from '../../../agent/identity';
-import { AgentSshServer } from '../../../agent/ssh/server';
-import { baseSshOptions, passwordOptions, runWithPassword } from './openssh-client';
+import { AgentSshServer } from '../../../agent/ssh-server/server';
+import { passwordOptions } from '../../support/openssh';
+import { baseSshOptions, runWithPassword } from './openssh-client';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 

@@ -4,9 +4,9 @@ import { type AddressInfo, createServer as createTcpServer, type Server as TcpSe
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { definePlugin, type Kernel } from '@gatehouse/core';
-import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
 import { createKernel } from '@gatehouse/server';
 import type { DeviceAuthRequest } from '../../../agent/registration';
+import { setupSignature } from '../../../plugins/community/setup/signature';
 import { type ApiAnswer, defaultUser, dropDatabase, freshDatabase } from '../../support/server';
 
 /**

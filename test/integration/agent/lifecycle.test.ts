@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { AGENT_VERSION } from '../../../agent/version';
-import { AgentProcess } from './agent-process';
+import { AgentProcess } from '../../support/agent-process';
 import { GatehouseServer } from './gatehouse-server';
 
 /**

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { clientOptions } from '../../support/openssh';
 
 export interface Run {
   code: number | null;
@@ -6,34 +7,9 @@ export interface Run {
   stderr: string;
 }
 
-/** Options every test connection uses: a fresh host key per agent, no local config. */
+/** Options every test connection uses: a fresh host key per agent, no local config, this port. */
 export function baseSshOptions(port: number): string[] {
-  return [
-    '-F',
-    '/dev/null',
-    '-o',
-    'StrictHostKeyChecking=no',
-    '-o',
-    'UserKnownHostsFile=/dev/null',
-    '-o',
-    'LogLevel=ERROR',
-    '-o',
-    'ConnectTimeout=10',
-    '-p',
-    String(port),
-  ];
-}
-
-/** Password sign-in options: sshpass answers the single prompt. */
-export function passwordOptions(): string[] {
-  return [
-    '-o',
-    'PreferredAuthentications=password',
-    '-o',
-    'PubkeyAuthentication=no',
-    '-o',
-    'NumberOfPasswordPrompts=1',
-  ];
+  return [...clientOptions({ quiet: true, connectTimeout: 10 }), '-p', String(port)];
 }
 
 /** Runs a command (ssh, scp, sftp) under sshpass with `password`, collecting its output. */

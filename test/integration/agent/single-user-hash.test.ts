@@ -5,8 +5,9 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadOrCreateDeviceKey } from '../../../agent/identity';
-import { AgentSshServer } from '../../../agent/ssh/server';
-import { baseSshOptions, passwordOptions, runWithPassword } from './openssh-client';
+import { AgentSshServer } from '../../../agent/ssh-server/server';
+import { passwordOptions } from '../../support/openssh';
+import { baseSshOptions, runWithPassword } from './openssh-client';
 
 /**
  * GATEHOUSE_SINGLE_USER_PASSWORD may hold a crypt(3) hash instead of the password, so the

@@ -3,9 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { AgentProcess } from './agent-process';
+import { AgentProcess } from '../../support/agent-process';
+import { passwordOptions } from '../../support/openssh';
 import { GatehouseServer } from './gatehouse-server';
-import { baseSshOptions, passwordOptions, run, runWithPassword } from './openssh-client';
+import { baseSshOptions, run, runWithPassword } from './openssh-client';
 
 /** Real accounts made by Debian's own tools: chpasswd writes the hashes into /etc/shadow. */
 const USERS = [

@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { spawn as spawnPty } from '@lydell/node-pty';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
-import { AgentProcess } from './agent-process';
+import { AgentProcess } from '../../support/agent-process';
+import { passwordOptions } from '../../support/openssh';
 import { GatehouseServer } from './gatehouse-server';
-import { baseSshOptions, passwordOptions, run, runWithPassword } from './openssh-client';
+import { baseSshOptions, run, runWithPassword } from './openssh-client';
 
 const PASSWORD = 'single user secret';
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { AgentProcess } from './agent-process';
+import { AgentProcess } from '../../support/agent-process';
 import { GatehouseServer } from './gatehouse-server';
 
 /**

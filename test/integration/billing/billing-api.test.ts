@@ -6,6 +6,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import Stripe from 'stripe';
 import { agentAuthRequest } from '../../support/device-keys';
+import { clientOptions, keyOptions } from '../../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { type FakeStripe, startFakeStripe } from '../../support/stripe';
 
@@ -413,20 +414,8 @@ describe('billing (cloud): the API against a local Stripe', function () {
     const ssh = (device: string) =>
       new Promise<{ status: number | null; stderr: string }>((resolve) => {
         const child = spawn('ssh', [
-          '-F',
-          '/dev/null',
-          '-i',
-          keyFile,
-          '-o',
-          'IdentitiesOnly=yes',
-          '-o',
-          'StrictHostKeyChecking=no',
-          '-o',
-          'UserKnownHostsFile=/dev/null',
-          '-o',
-          'BatchMode=yes',
-          '-o',
-          'ConnectTimeout=10',
+          ...clientOptions({ connectTimeout: 10 }),
+          ...keyOptions(keyFile),
           '-p',
           String(server.sshPort),
           `root@ada.${device}@127.0.0.1`,

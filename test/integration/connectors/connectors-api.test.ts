@@ -5,8 +5,8 @@ import { connect as connect_ } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
-import { STATUS } from '@gatehouse/plugin-enterprise/connectors/engine';
 import { expect } from 'chai';
+import { STATUS } from '../../../plugins/enterprise/connectors/engine';
 import {
   connectEngine,
   connectorState,

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { connectEngine, connectorState, engineAddress, type RunningConnector } from '../../support/connector';
+import { keyOptions, passwordOptions } from '../../support/openssh';
 import { CONTAINER_ACCOUNTS, type PodmanEngine, startPodman } from '../../support/podman';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 import { Terminal } from '../../support/terminal';
-import { baseSshOptions, passwordOptions, run, runWithPassword } from '../agent/openssh-client';
-import { keyOptions } from '../ssh/gateway-world';
+import { baseSshOptions, run, runWithPassword } from '../agent/openssh-client';
 
 /**
  * Accepted containers are reachable with the real OpenSSH client through the gateway (`user@namespace.container`)

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { AgentProcess, eventually } from '../../support/agent-process';
 import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { AgentProcess, eventually } from './agent-process';
 
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
@@ -60,7 +60,7 @@ describe('devices: online within seconds of acceptance', function () {
   });
 
   it('brings a real agent with the default 30 s interval online within a few seconds of Accept', async () => {
-    const agent = new AgentProcess({
+    const agent = AgentProcess.device({
       server: server.url,
       tenant: me.tenant,
       keyPath: path.join(keys, 'real.key'),

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { insideContainer } from '../../../agent/identity';
+import { AgentProcess, eventually } from '../../support/agent-process';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { AgentProcess, eventually } from './agent-process';
 
 /**
  * The device lifecycle with real agents (agent/main.ts as child processes) against a real server on loopback:
@@ -19,7 +19,7 @@ describe('devices: the lifecycle with real agents', function () {
   const agents: AgentProcess[] = [];
 
   const agent = (n: number) => {
-    const a = new AgentProcess({
+    const a = AgentProcess.device({
       server: server.url,
       tenant: me.tenant,
       keyPath: path.join(keys, `device-${n}.key`),
@@ -72,7 +72,7 @@ describe('devices: the lifecycle with real agents', function () {
     expect(server.kernel.container.cradle.tunnelHub.isOnline(uid)).to.equal(false);
 
     // Same key and identity: the same device comes back, already accepted.
-    const again = new AgentProcess({
+    const again = AgentProcess.device({
       server: server.url,
       tenant: me.tenant,
       keyPath: path.join(keys, 'device-1.key'),

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { WebSocket, WebSocketServer } from 'ws';
+import { type AgentProcess, eventually, onlineAgent } from '../../support/agent-process';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { type AgentProcess, eventually, onlineAgent } from './agent-process';
 
 const DOMAIN = 'tunnels.gatehouse.test';
 

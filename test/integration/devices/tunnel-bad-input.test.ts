@@ -3,13 +3,13 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createConnection } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/agent/mux/index';
 import { TokenService } from '@gatehouse/core';
+import { type MuxSession, serveTunnel, TUNNEL_MAX_MESSAGE } from '@gatehouse/protocol/mux';
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
+import { eventually } from '../../support/agent-process';
 import { agentAuthRequest, deviceKey, tunnelHeaders } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { eventually } from './agent-process';
 
 /**
  * The agent tunnel endpoint under bad input: forged, expired and other-tenant device tokens are refused; a

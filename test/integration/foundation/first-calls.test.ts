@@ -39,7 +39,7 @@ describe('first calls: info, setup, login, current user', () => {
   });
 
   it('concurrent setups create one user, and setup cannot run twice', async () => {
-    const { setupSignature } = await import('@gatehouse/plugin-community/setup/signature');
+    const { setupSignature } = await import('../../../plugins/community/setup/signature');
     const sign = setupSignature(server.kernel.container.cradle.keys);
     const answers = await Promise.all(
       [0, 1, 2, 3].map((i) =>

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { definePlugin } from '@gatehouse/core';
-import { ConfigError, loadConfig } from '@gatehouse/core/config/load';
-import { createKernel, pluginResolver } from '@gatehouse/server';
+import { ConfigError } from '@gatehouse/core/config/load';
+import { createKernel, loadConfig, pluginResolver } from '@gatehouse/server';
 import { expect } from 'chai';
 import { startServer, type TestServer } from '../../support/server';
 

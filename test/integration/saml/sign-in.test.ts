@@ -1,6 +1,6 @@
-import { setupSignature } from '@gatehouse/plugin-community/setup/signature';
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { expect } from 'chai';
+import { setupSignature } from '../../../plugins/community/setup/signature';
 import { freePort } from '../../support/process-server';
 import { type KeyPair, selfSigned, TestIdp } from '../../support/saml-idp';
 import { defaultUser, type LoginAnswer, startServer, type TestServer } from '../../support/server';

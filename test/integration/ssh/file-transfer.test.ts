@@ -96,7 +96,7 @@ for (const upstream of UPSTREAMS) {
 
     // ssh2's server channel keeps a write that waited for the window in fields it never clears and resends that
     // stale stdout when stderr later waits (duplicated stdout bytes, stderr stuck, exit 255). Both the agent and the
-    // gateway write through agent/ssh/channel-output.ts, which keeps one write in flight and clears them.
+    // gateway write through agent/ssh-server/channel-output.ts, which keeps one write in flight and clears them.
     it('keeps large stdout and stderr of one command apart', async () => {
       const res = await world.sshKey(
         keyFile,

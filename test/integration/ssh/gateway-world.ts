@@ -1,12 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ssh2 from 'ssh2';
+import { AgentProcess } from '../../support/agent-process';
+import { clientOptions, keyOptions, passwordOptions } from '../../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
-const AGENT_MAIN = fileURLToPath(new URL('../../../agent/main.ts', import.meta.url));
 export const DEVICE_PASSWORD = 'device-pass-1';
 
 /**
@@ -18,32 +18,6 @@ export const UPSTREAMS = [
   { name: 'the session protocol', agentEnv: {}, kinds: ['connection', 'session', 'direct', 'pickup'] },
   { name: 'SSH inside the tunnel', agentEnv: { GATEHOUSE_SESSION_PROTOCOL: 'off' }, kinds: [] },
 ] as const;
-
-/** A real gatehouse-agent process, with its log kept for assertions. */
-export class AgentProcess {
-  readonly child: ChildProcess;
-  readonly lines: string[] = [];
-  readonly exited: Promise<number | null>;
-
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', AGENT_MAIN], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const onText = (text: string) => {
-      for (const line of text.split('\n')) if (line) this.lines.push(line);
-      if (process.env.AGENT_TEST_LOG) process.stderr.write(`[agent] ${text}`);
-    };
-    this.child.stdout?.setEncoding('utf8').on('data', onText);
-    this.child.stderr?.setEncoding('utf8').on('data', onText);
-    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    await this.exited;
-  }
-}
 
 /** The last lines of a server's log (JSON, debug and up), for the report of a hung tool. */
 class LogTail {
@@ -61,20 +35,6 @@ class LogTail {
       .slice(-n)
       .map((line) => line.slice(0, 400));
   }
-}
-
-/** OpenSSH options to sign in with a private key file only (no password, no prompts). */
-export function keyOptions(keyFile: string): string[] {
-  return [
-    '-i',
-    keyFile,
-    '-o',
-    'IdentitiesOnly=yes',
-    '-o',
-    'PreferredAuthentications=publickey',
-    '-o',
-    'BatchMode=yes',
-  ];
 }
 
 export interface SshResult {
@@ -192,30 +152,12 @@ export class GatewayWorld {
 
   /** Common options of every OpenSSH client run: this gateway, no host key prompts, no user config. */
   sshOptions(): string[] {
-    return [
-      '-F',
-      '/dev/null',
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      `UserKnownHostsFile=${path.join(this.dir, 'known_hosts')}`,
-      '-o',
-      'GlobalKnownHostsFile=/dev/null',
-      '-o',
-      'ConnectTimeout=20',
-    ];
+    return clientOptions({ knownHosts: path.join(this.dir, 'known_hosts'), connectTimeout: 20 });
   }
 
   /** Options to sign in with the device password through sshpass. */
   passwordOptions(): string[] {
-    return [
-      '-o',
-      'PreferredAuthentications=password',
-      '-o',
-      'PubkeyAuthentication=no',
-      '-o',
-      'NumberOfPasswordPrompts=1',
-    ];
+    return passwordOptions();
   }
 
   /** Options to sign in with a private key file only. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { eventually } from '../devices/agent-process';
+import { eventually } from '../../support/agent-process';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
 
 /**

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { clientOptions, passwordOptions } from '../../support/openssh';
 import { type AcceptedAgent, ServerProcess } from '../../support/process-server';
 import { type LoginAnswer, startServer } from '../../support/server';
 import { DEVICE_PASSWORD, GatewayWorld } from './gateway-world';
@@ -21,14 +22,8 @@ function longSession(port: number, target: string, knownHosts: string): ChildPro
       '-p',
       DEVICE_PASSWORD,
       'ssh',
-      '-F',
-      '/dev/null',
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      `UserKnownHostsFile=${knownHosts}`,
-      '-o',
-      'PubkeyAuthentication=no',
+      ...clientOptions({ knownHosts }),
+      ...passwordOptions(),
       '-p',
       String(port),
       `${target}@127.0.0.1`,

@@ -1,9 +1,9 @@
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
-import * as accounts from '../../../migrations/community/20261121001000_api_keys_and_mfa';
+import * as accounts from '../../../plugins/community/migrations/20261121001000_api_keys_and_mfa';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 

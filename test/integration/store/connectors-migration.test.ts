@@ -1,11 +1,11 @@
 import enterprise from '@gatehouse/plugin-enterprise';
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { type MigrationOwner, migrateLatest, pluginMigrations } from '../../../core/store/migrate';
-import * as connectors from '../../../migrations/enterprise/20261210000000_connectors';
-import * as tokens from '../../../migrations/enterprise/20261211000000_connector_tokens';
+import * as connectors from '../../../plugins/enterprise/migrations/20261210000000_connectors';
+import * as tokens from '../../../plugins/enterprise/migrations/20261211000000_connector_tokens';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 

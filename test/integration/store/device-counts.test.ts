@@ -1,10 +1,10 @@
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
-import * as deviceCounts from '../../../migrations/community/20261204000000_device_counts';
-import * as deviceTagCounts from '../../../migrations/community/20261206000000_device_tag_counts';
+import * as deviceCounts from '../../../plugins/community/migrations/20261204000000_device_counts';
+import * as deviceTagCounts from '../../../plugins/community/migrations/20261206000000_device_tag_counts';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import * as devices from '../../../migrations/community/20261121002000_devices';
-import * as devicesKind from '../../../migrations/community/20261201000000_devices_kind';
-import * as deviceCounts from '../../../migrations/community/20261204000000_device_counts';
-import * as deviceNameSearch from '../../../migrations/community/20261205000000_device_name_search';
-import * as deviceTagCounts from '../../../migrations/community/20261206000000_device_tag_counts';
+import * as devices from '../../../plugins/community/migrations/20261121002000_devices';
+import * as devicesKind from '../../../plugins/community/migrations/20261201000000_devices_kind';
+import * as deviceCounts from '../../../plugins/community/migrations/20261204000000_device_counts';
+import * as deviceNameSearch from '../../../plugins/community/migrations/20261205000000_device_name_search';
+import * as deviceTagCounts from '../../../plugins/community/migrations/20261206000000_device_tag_counts';
 import { type MigratedStore, migratedStore } from '../../support/store';
 
 /** The devices and tunnels migration: up with rows and its constraints, then down and up again. */

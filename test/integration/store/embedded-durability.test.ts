@@ -1,8 +1,8 @@
 import fs, { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { StoreBusy, StoreLock } from '../../../core/store/lock';
 import { gatehouse, ServerProcess } from '../../support/process';

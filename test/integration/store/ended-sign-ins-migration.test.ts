@@ -1,9 +1,9 @@
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
-import * as endedSignIns from '../../../migrations/community/20261220000000_ended_sign_ins';
+import * as endedSignIns from '../../../plugins/community/migrations/20261220000000_ended_sign_ins';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 

@@ -1,10 +1,10 @@
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
-import * as gateway from '../../../migrations/community/20261121003000_gateway';
-import * as recordCompression from '../../../migrations/community/20261121004000_record_compression';
+import * as gateway from '../../../plugins/community/migrations/20261121003000_gateway';
+import * as recordCompression from '../../../plugins/community/migrations/20261121004000_record_compression';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import * as installKeys from '../../../migrations/community/20261215000000_install_keys';
+import * as installKeys from '../../../plugins/community/migrations/20261215000000_install_keys';
 import { type MigratedStore, migratedStore } from '../../support/store';
 
 /** The install keys migration: up with rows and its constraints (keys, and what devices keep of them), then down. */

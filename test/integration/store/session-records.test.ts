@@ -1,9 +1,9 @@
 import { TenantStore } from '@gatehouse/core';
-import { NamespaceSessions, SessionService } from '@gatehouse/plugin-community/sessions/service';
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
+import { NamespaceSessions, SessionService } from '../../../plugins/community/sessions/service';
 import { type MigratedStore, migratedStore } from '../../support/store';
 
 /**

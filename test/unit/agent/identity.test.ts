@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, sign } from 'no
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { md5Fingerprint, verifyGatewaySignature } from '@gatehouse/protocol/gateway-key';
 import { expect } from 'chai';
 import ssh2 from 'ssh2';
 import { backoffDelayMs } from '../../../agent/device-agent';
@@ -12,7 +13,6 @@ import {
   parseOsRelease,
   primaryMac,
 } from '../../../agent/identity';
-import { md5Fingerprint, verifyGatewaySignature } from '../../../agent/ssh/gateway-key';
 import { AGENT_VERSION } from '../../../agent/version';
 
 const ROUTES = `Iface\tDestination\tGateway\tFlags
@@ -82,11 +82,11 @@ describe('agent identity', () => {
     }
   });
 
-  it('keeps AGENT_VERSION equal to the package version', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../../agent/package.json', import.meta.url), 'utf8')) as {
-      version: string;
-    };
-    expect(AGENT_VERSION).to.equal(pkg.version);
+  it('keeps AGENT_VERSION equal to the product version and to the agent package version', () => {
+    const read = (file: string) =>
+      (JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8')) as { version: string }).version;
+    expect(AGENT_VERSION).to.equal(read('../../../package.json'));
+    expect(AGENT_VERSION).to.equal(read('../../../agent/package.json'));
   });
 
   it('spreads reconnects with full jitter under a 60 s ceiling', () => {

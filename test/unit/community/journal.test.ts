@@ -1,15 +1,15 @@
 import type { Logger } from '@gatehouse/core';
+import { expect } from 'chai';
 import {
   SessionJournal,
   unfinishedSequence,
   unwrittenRecordings,
-} from '@gatehouse/plugin-community/gateway/journal';
+} from '../../../plugins/community/gateway/journal';
 import {
   type NewRecord,
   type SessionService,
   storableText,
-} from '@gatehouse/plugin-community/sessions/service';
-import { expect } from 'chai';
+} from '../../../plugins/community/sessions/service';
 
 /** One `addRecords` call the journal made: its entries, and a way to let it finish. */
 interface Write {

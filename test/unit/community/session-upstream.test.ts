@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
-import { controlMessage, dataMessages, Message } from '@gatehouse/agent/sessions/wire';
-import { ProtocolSession } from '@gatehouse/plugin-community/gateway/session-upstream';
+import { controlMessage, dataMessages, Message } from '@gatehouse/protocol/session-wire';
 import { expect } from 'chai';
+import { ProtocolSession } from '../../../plugins/community/gateway/session-upstream';
 
 describe('community: a session of the session protocol on the gateway', () => {
   it('keeps the device paused while stdout is full, however much stderr comes with it', async () => {

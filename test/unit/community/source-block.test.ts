@@ -1,5 +1,5 @@
-import { sourceBlock } from '@gatehouse/plugin-community/users/source-limit';
 import { expect } from 'chai';
+import { sourceBlock } from '../../../plugins/community/users/source-limit';
 
 describe('community: the source a login limit counts', () => {
   it('is the address for IPv4, IPv4-mapped IPv6 included', () => {

@@ -1,8 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ConfigError } from '@gatehouse/core/config/load';
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../core/config/load';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

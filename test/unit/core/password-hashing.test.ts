@@ -1,8 +1,9 @@
-import { Kernel, PasswordHashing } from '@gatehouse/core';
+import { PasswordHashing } from '@gatehouse/core';
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 
 function hashing(concurrency: number, queue: number): PasswordHashing {
-  const config = Kernel.defaults();
+  const config = loadConfig({}, {});
   return new PasswordHashing({
     config: { ...config, auth: { ...config.auth, hashConcurrency: concurrency, hashQueue: queue } },
   });

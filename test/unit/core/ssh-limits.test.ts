@@ -1,6 +1,6 @@
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import { createCache } from '../../../core/cache';
-import { loadConfig } from '../../../core/config/load';
 import { SshPenalties } from '../../../core/ssh/penalties';
 import { StartupLimits } from '../../../core/ssh/startups';
 

@@ -1,6 +1,6 @@
+import { loadConfig } from '@gatehouse/server';
 import { expect } from 'chai';
 import pino from 'pino';
-import { loadConfig } from '../../../core/config/load';
 import { openDatabase } from '../../../core/store/db';
 import { isStoreUnavailable, StoreHealth } from '../../../core/store/health';
 

@@ -37,7 +37,8 @@ export async function freePort(): Promise<number> {
 
 /**
  * Builds the console (web/dist) and the bundled plugins' console modules (plugins/<name>/web/dist) once when they are
- * missing (README's set-up builds them through the root `prepare`).
+ * missing, with the root `npm run build`, which runs each package's own build (README's set-up runs it through the
+ * root `prepare`).
  */
 export function ensureConsoleBuilt(): void {
   const built = [
@@ -47,7 +48,7 @@ export function ensureConsoleBuilt(): void {
     ),
   ];
   if (built.every((file) => existsSync(file)) && process.env.GATEHOUSE_E2E_REBUILD !== '1') return;
-  const result = spawnSync('npm', ['run', 'build', '-w', 'web'], { cwd: repoRoot, encoding: 'utf8' });
+  const result = spawnSync('npm', ['run', 'build'], { cwd: repoRoot, encoding: 'utf8' });
   if (result.status !== 0)
     throw new Error(`building the console failed:\n${result.stdout}\n${result.stderr}`);
 }

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { AgentProcess, eventually } from '../../../integration/devices/agent-process';
-import { completeSetup, launchBrowser } from './browser';
-import { type ConsoleServer, startConsoleServer } from './console-server';
+import { AgentProcess, DEVICE_AGENT_PASSWORD, eventually } from '../../../support/agent-process';
+import type { ConsoleServer } from './console-server';
+import { signedInConsole } from './signed-in';
 
 /** The device password of the agents these tests run (single-user mode, see AgentProcess). */
-export const DEVICE_PASSWORD = 'agent-secret';
+export const DEVICE_PASSWORD = DEVICE_AGENT_PASSWORD;
 
 /**
  * The real server serving the built console, the owner signed in through first-run setup in Chromium, and a real
@@ -25,17 +25,11 @@ export class DeviceWorld {
 
   static async start(opts: { hostname?: string; deviceScaleFactor?: number } = {}): Promise<DeviceWorld> {
     const world = new DeviceWorld();
-    [world.server, world.browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
-    world.context = await world.browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      deviceScaleFactor: opts.deviceScaleFactor ?? 1,
-    });
-    world.page = await world.context.newPage();
-    await completeSetup(world.page, world.server.setupUrl);
-    await world.page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
-    world.auth = JSON.parse((await world.page.evaluate('localStorage.getItem("gatehouse.auth")')) as string);
+    const signedIn = await signedInConsole({ deviceScaleFactor: opts.deviceScaleFactor ?? 1 });
+    ({ server: world.server, browser: world.browser, context: world.context, page: world.page } = signedIn);
+    world.auth = signedIn.auth;
     world.keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-agent-'));
-    world.agent = new AgentProcess({
+    world.agent = AgentProcess.device({
       server: world.server.url,
       tenant: world.auth.tenant,
       keyPath: path.join(world.keys, 'device.key'),

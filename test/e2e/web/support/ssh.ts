@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { clientOptions, passwordOptions } from '../../../support/openssh';
 
 /**
  * The real OpenSSH client through the gateway with a password (sshpass). `tty` asks for a terminal (`-tt`) and
@@ -16,20 +17,8 @@ export function sshThroughGateway(opts: {
     const args = [
       '-e',
       'ssh',
-      '-F',
-      '/dev/null',
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      'UserKnownHostsFile=/dev/null',
-      '-o',
-      'LogLevel=ERROR',
-      '-o',
-      'PreferredAuthentications=password',
-      '-o',
-      'PubkeyAuthentication=no',
-      '-o',
-      'NumberOfPasswordPrompts=1',
+      ...clientOptions({ quiet: true }),
+      ...passwordOptions(),
       ...(opts.tty ? ['-tt'] : ['-T']),
       '-p',
       String(opts.port),
