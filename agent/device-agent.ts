@@ -143,7 +143,7 @@ export class DeviceAgent {
   }
 
   /**
-   * Holds `GET /api/devices/auth/wait` so an acceptance reaches this agent at once (issue 12, item 3). True when
+   * Holds `GET /api/devices/auth/wait` so an acceptance reaches this agent at once. True when
    * the server held the wait or answered a new status; false when it cannot (a server without the call, an
    * error, or one busy enough to answer "pending" at once): the agent then keeps its timer.
    */

@@ -5,7 +5,7 @@ import { hostname, networkInterfaces } from 'node:os';
 import { dirname } from 'node:path';
 import { AGENT_VERSION } from './version';
 
-/** `info` of the auth body (SPEC.md section 3, Device). */
+/** `info` of the auth body (see docs/content/developers/agent/protocol.md). */
 export interface DeviceInfo {
   id: string;
   pretty_name: string;

@@ -35,7 +35,7 @@ export function signedHeaders(
   return proofHeaders(subject, privateKey, clock.now());
 }
 
-/** `GET /info` (SPEC.md section 3, Instance info). */
+/** `GET /info`: what the server tells agents (see docs/content/developers/agent/protocol.md). */
 export interface ServerInfo {
   version: string;
   endpoints: { ssh: string; api: string };

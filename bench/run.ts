@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the speed goals of issue 16 in one run. Runs, one after another and each in processes of its own
+ * `npm run bench`: the speed goals of docs/content/developers/development.md (Benchmarks) in one run. Runs, one after another and each in processes of its own
  * (as users run the server and the agent), the benchmarks behind those goals, collects their figures (`--json`)
  * and prints one table: every goal, what this run measured, and whether it is met.
  *  - bench/ssh/run.ts: bulk up and down against direct `ssh` and `ssh -J`, CPU per GiB, 100 parallel sessions,
@@ -184,7 +184,7 @@ async function main(): Promise<void> {
     }
   });
 
-  console.log(`\n## Issue 16's goals${quick ? ' (--quick: smaller sizes than the goals name)' : ''}\n`);
+  console.log(`\n## Speed goals${quick ? ' (--quick: smaller sizes than the goals name)' : ''}\n`);
   console.log('| goal | this run | met |');
   console.log('|---|---|---|');
   for (const g of goals) {

@@ -1,6 +1,6 @@
 /**
  * The error taxonomy. Services throw these; one Koa middleware maps them to a status and the one error body
- * (DESIGN.md section 5). Services never set HTTP status themselves, and no driver message reaches a client.
+ * (see docs/content/developers/architecture.md). Services never set HTTP status themselves, and no driver message reaches a client.
  */
 export type FieldList = string[];
 
@@ -31,7 +31,7 @@ export class HttpError extends Error {
   readonly fields: FieldList | undefined;
   /** Extra response headers (lockout, MFA token, expiry). */
   readonly headers: Record<string, string>;
-  /** A machine-readable code, used by billing answers (SPEC.md section 8). */
+  /** A machine-readable code, used by billing answers. */
   readonly code: string | undefined;
 
   constructor(
@@ -53,7 +53,7 @@ export class BadRequest extends HttpError {
   }
 }
 
-/** 400 naming the invalid fields (SPEC.md section 8). */
+/** 400 naming the invalid fields. */
 export class Invalid extends BadRequest {
   constructor(fields: FieldList, message = 'invalid fields') {
     super(message, fields);

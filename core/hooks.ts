@@ -3,7 +3,7 @@ import type { Role } from './auth/roles';
 import type { TenantStore } from './store/tenant';
 
 /**
- * Typed extension points owned by core (DESIGN.md section 3): the events of the product that a plugin may handle
+ * Typed extension points owned by core (see docs/content/developers/architecture.md): the events of the product that a plugin may handle
  * with `ctx.hooks.on(name, handler)` in its `register`. Handlers run in registration order (plugin list order);
  * a handler that throws stops the chain and its error reaches the caller (an `HttpError` becomes the answer: cloud
  * billing answers 402 from `device.beforeAccept` this way). A plugin may declare events of its own by augmenting
@@ -33,7 +33,7 @@ export interface HookMap {
   'device.beforeConnect': { tenantId: string; uid: string };
   /**
    * Before a member is added to a namespace. Community adds the member at once (`status` stays `accepted`); an
-   * edition that confirms invites by e-mail sets `status` to `pending` and sends its message (SPEC.md section 4).
+   * edition that confirms invites by e-mail sets `status` to `pending` and sends its message.
    * A handler that throws refuses the addition.
    */
   'member.invite': MemberInvite;

@@ -86,7 +86,7 @@ export interface PluginConsole {
 }
 
 /**
- * A plugin: one manifest owns everything it adds (DESIGN.md section 3). The host (`server/`) reads the plugin list of
+ * A plugin: one manifest owns everything it adds (see docs/content/developers/architecture.md). The host (`server/`) reads the plugin list of
  * the configuration, loads each entry's manifest and hands the list to the kernel, which registers them in order.
  */
 export interface PluginManifest {
@@ -133,7 +133,7 @@ export interface PluginManifest {
 /** Turns one entry of the configuration's `plugins` list into its manifest (what an entry means is the host's). */
 export type PluginResolver = (entry: string) => Promise<PluginManifest>;
 
-/** Identity function that types a plugin manifest (STYLE.md example 1). */
+/** Identity function that types a plugin manifest. */
 export function definePlugin(manifest: PluginManifest): PluginManifest {
   return manifest;
 }

@@ -19,7 +19,7 @@ type SchemaNode = Record<string | symbol, unknown>;
 /**
  * A copy of a body schema in which every object that lists its properties and says nothing about others refuses
  * them (`additionalProperties: false`), at every depth. Applied to every route's body when a plugin registers it, so
- * validation and the OpenAPI documents both refuse unknown fields and no route can forget to (issue 11: extra body
+ * validation and the OpenAPI documents both refuse unknown fields and no route can forget to (extra body
  * fields such as `tenant_id` must never reach a service). An object that really takes any keys says so with
  * `additionalProperties` or `patternProperties` (TypeBox `T.Record`). Members of `allOf` are left as they are:
  * closing each part of an intersection would refuse the other parts' fields.

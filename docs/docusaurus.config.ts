@@ -100,9 +100,9 @@ const config: Config = {
           sidebarPath: './sidebars.ts',
           editUrl: undefined,
           // The released docs (versioned_docs/, made by `docusaurus docs:version`) are
-          // served at the site root with the SPEC.md section 2 paths; content/ is what the
+          // served at the site root with the paths of the site map (sidebars.ts); content/ is what the
           // next release will say and is served under /next. The navbar's version menu
-          // keeps the reader's choice in local storage (SPEC.md section 9).
+          // keeps the reader's choice in local storage.
           lastVersion: '0.1',
           versions: {
             current: { label: 'Next (unreleased)', path: 'next', banner: 'unreleased' },

@@ -1,6 +1,6 @@
 import type { SidebarsConfig } from '@docusaurus/plugin-content-docs';
 
-// Each top-level area of SPEC.md section 2 has its own sidebar so the navbar reads as the map of the site.
+// Each top-level area of the site has its own sidebar so the navbar reads as the map of the site.
 const sidebars: SidebarsConfig = {
   overview: [
     'introduction',

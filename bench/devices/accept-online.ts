@@ -1,5 +1,5 @@
 /**
- * Accept-to-online latency (issue 12, item 3): a real agent (default 30 s interval) registers, is pending, and is
+ * Accept-to-online latency: a real agent (default 30 s interval) registers, is pending, and is
  * accepted through the API; the figure is the time from the accept call to the API answering `online: true`.
  * Baseline in the same run: the same agent against a server whose acceptance wait is not served (as an older server),
  * so it falls back to its timer, which was the only way before.

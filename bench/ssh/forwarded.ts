@@ -1,5 +1,5 @@
 /**
- * Scale-out (DESIGN.md section 9, issue 16): what the extra hop costs when a user's SSH connection lands on an
+ * Scale-out: what the extra hop costs when a user's SSH connection lands on an
  * instance that does not hold the device's tunnel. Two `gatehouse serve` processes (what `npm start` runs) share
  * one PostgreSQL database, one Redis key space and the secret key; the agent, from its built bundle in its own
  * process (as install.sh runs it), holds its tunnel on server A. Server B forwards each stream to A over A's

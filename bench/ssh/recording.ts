@@ -1,5 +1,5 @@
 /**
- * What session recording costs (issue 16: under 5 % of PTY output time, stable over 5 runs). Starts the server as
+ * What session recording costs (the goal: under 5 % of PTY output time, stable over 5 runs). Starts the server as
  * `npm start` runs it and an agent from its bundle, each in its own process, then times `ssh -tt` printing 64 MB
  * through the gateway with the namespace's recording off and on, alternated so both halves share the machine's
  * noise. Besides the wall time of each run it reports the CPU seconds the server and the agent used, which is

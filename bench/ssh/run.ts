@@ -1,7 +1,7 @@
 /**
- * The SSH gateway against OpenSSH on the same machine (issues 5 and 16). Starts a local sshd (port 0 picked here),
- * a Gatehouse server as `npm start` runs it (`gatehouse serve`, its own process, on PostgreSQL) and an agent from
- * its built bundle (its own process, as install.sh runs it), then measures in one run:
+ * The SSH gateway against OpenSSH on the same machine (see docs/content/developers/gateway.md). Starts a local
+ * sshd (port 0 picked here), a Gatehouse server as `npm start` runs it (`gatehouse serve`, its own process, on
+ * PostgreSQL) and an agent from its built bundle (its own process, as install.sh runs it), then measures in one run:
  *  - bulk throughput of 1 GiB up to the device and 1 GiB down from it: gateway + agent vs direct `ssh` vs `ssh -J`
  *    through sshd as jump host, and the machine's CPU time per GiB moved;
  *  - time from `ssh ... true` to exit (median of several) for the same three paths;

@@ -100,7 +100,7 @@ export class ProcessWorld {
   }
 
   /**
-   * Another `gatehouse serve` of the same installation (scale-out, DESIGN.md section 9), in its own process: the
+   * Another `gatehouse serve` of the same installation (scale-out, see docs/content/developers/architecture.md), in its own process: the
    * first server's PostgreSQL database, Redis key space and secret key, listeners of its own. The agents' tunnels
    * stay on the first server, so this one forwards to it over the internal listener. Needs TEST_DATABASE_URL and
    * TEST_REDIS_URL; stopped with the world (before the first server). Its profile is `server-<n>.cpuprofile`.

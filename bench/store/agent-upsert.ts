@@ -1,6 +1,6 @@
 /**
- * The availability call's statement against the Device model written the way the rest of the store is (issue 13:
- * "plain knex kept for the agent auth upsert, without a benchmark against a model version").
+ * The availability call's statement against the Device model written the way the rest of the store is (plain knex
+ * was once kept for the agent's upsert without a benchmark against a model version; this is that benchmark).
  *
  *   TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
  *     node --import tsx bench/store/agent-upsert.ts [--rounds 5] [--calls 2000] [--devices 10000] [--parallel 50]
@@ -34,7 +34,7 @@ const calls = option('calls', 2000);
 const deviceCount = option('devices', 10_000);
 const parallel = option('parallel', 50);
 /**
- * `--without-last-seen-index`: put back the schema from before the device list's index (issue 16), which had
+ * `--without-last-seen-index`: put back the schema from before the device list's index, which had
  * last_seen in no index, to see what that index costs this call: with it every refresh writes to every index of the
  * table (no heap-only update).
  */

@@ -1,5 +1,5 @@
 /**
- * What the store's models cost where it matters (issue 13, item 3): boot time, the device list of a namespace holding
+ * What the store's models cost where it matters: boot time, the device list of a namespace holding
  * 100,000 devices, and the agent's availability call. Each checkout given runs as its own server process
  * (`node <checkout>/bin/gatehouse.js serve`) on a fresh PostgreSQL database, in interleaved rounds, so a before
  * and an after are measured in one run on the same machine load.

@@ -1,4 +1,4 @@
-/** Member roles, highest first (SPEC.md section 6). */
+/** Member roles, highest first. */
 export const roles = ['owner', 'administrator', 'operator', 'observer'] as const;
 export type Role = (typeof roles)[number];
 

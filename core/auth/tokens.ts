@@ -37,7 +37,7 @@ export class TokenService {
       .sign(this.privateKey);
   }
 
-  /** Verifies signature, issuer and expiry; any failure is the spec's 401. */
+  /** Verifies signature, issuer and expiry; any failure is a 401. */
   async verify(
     token: string,
     kind?: TokenClaims['kind'],

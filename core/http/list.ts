@@ -5,7 +5,7 @@ import { Invalid } from '../errors';
 import { unstorableFields } from '../validation';
 import type { Page } from './route';
 
-/** `page` >= 1 (default 1) and `per_page` 1..100 (default 10), SPEC.md section 5. */
+/** `page` >= 1 (default 1) and `per_page` 1..100 (default 10). */
 export const pageQuery = {
   page: T.Integer({ minimum: 1, default: 1, description: 'Page number, from 1.' }),
   per_page: T.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page, 1 to 100.' }),
@@ -152,7 +152,7 @@ function booleanOf(value: unknown): boolean | undefined {
 /**
  * One property item as a query condition. Every value is checked against the property's kind here, so nothing the
  * database would refuse (a date that is not one, a boolean that is neither) gets that far: such a filter is 400
- * naming `filter` (issue 11).
+ * naming `filter`.
  */
 function condition(field: FilterField, op: FilterOperator, value: unknown): (b: Knex.QueryBuilder) => void {
   const col = field.column;
@@ -220,7 +220,7 @@ export function nullsWhere(direction: 'asc' | 'desc'): 'first' | 'last' {
 type PageableQuery<Row> = Knex.QueryBuilder | (Row extends Model ? QueryBuilder<Row, Row[]> : never);
 
 /**
- * One page of a query and the number of rows in all pages (SPEC.md section 5), for a paged route to return: the
+ * One page of a query and the number of rows in all pages, for a paged route to return: the
  * router puts the total in `X-Total-Count`. Rows of one sort value keep the store's order; nulls sort last when
  * descending and first when ascending, the way round the console expects.
  */

@@ -45,7 +45,7 @@ export interface Page<T> {
   total: number;
 }
 
-/** A route as data: validation, permission checks and the OpenAPI documents all come from this (STYLE.md 4). */
+/** A route as data: validation, permission checks and the OpenAPI documents all come from this. */
 export interface RouteDef<S extends RouteSchema = RouteSchema> {
   method: Method;
   /** Koa-style path, e.g. `/api/devices/:uid`. */
@@ -68,14 +68,14 @@ export interface RouteDef<S extends RouteSchema = RouteSchema> {
   deprecated?: boolean;
   /**
    * A stand-in, answered only until a later plugin registers the same method and path and so replaces it: the calls
-   * SPEC.md says answer 501 outside an edition (SAML, section 6) say so where that edition's plugin is not loaded.
+   * that answer 501 outside an edition (SAML outside enterprise) say so where that edition's plugin is not loaded.
    */
   standIn?: boolean;
   /** Documented with status 200 unless set; the handler may still set ctx.status. */
   status?: number;
   schema: S;
   /**
-   * A paged list (SPEC.md section 5): the query schema takes `page` and `per_page` (`pageQuery`, `listQuery`), the
+   * A paged list: the query schema takes `page` and `per_page` (`pageQuery`, `listQuery`), the
    * handler returns a `Page`, and the router answers with its items and sets `X-Total-Count` (documented in the
    * OpenAPI document without the route saying so).
    */

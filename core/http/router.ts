@@ -109,7 +109,7 @@ export function buildRouter(
   return router;
 }
 
-/** A paged route takes the paging parameters of SPEC.md section 5; a route that does not fails boot. */
+/** A paged route takes the paging parameters `page` and `per_page`; a route that does not fails boot. */
 function checkPaged(route: RegisteredRoute): void {
   const props = (route.schema.query as { properties?: Record<string, unknown> } | undefined)?.properties;
   if (!props?.page || !props.per_page)
@@ -152,7 +152,7 @@ function compile(
 
 /**
  * Checks one part of a request against its schema. Strings no store can keep (a NUL, a lone surrogate) are refused
- * here for every field of every route, whatever its schema says, so they never reach a query (issue 11). The
+ * here for every field of every route, whatever its schema says, so they never reach a query. The
  * offending field names are added to `bad`; the caller answers the one 400 shape, the JSON array of them.
  */
 function validate(fn: ValidateFunction | undefined, value: unknown, where: string, bad: string[]): unknown {
@@ -226,7 +226,7 @@ async function authenticate(
   if (accepted.includes('none') && !apiKey && !authz) return { kind: 'anonymous' };
   if (accepted.includes('none') && accepted.length === 1) return { kind: 'anonymous' };
 
-  // SPEC.md section 6: the API key takes precedence when both are sent.
+  // The API key takes precedence when both are sent.
   if (apiKey) {
     if (!accepted.includes('apiKey')) throw new Forbidden('this call cannot be made with an API key');
     if (!deps.resolvers.apiKey) throw new Unauthorized();

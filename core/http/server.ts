@@ -96,7 +96,7 @@ export function createHttpApp(deps: {
   app.use(
     bodyParser({
       enableTypes: ['json'],
-      // SPEC.md has DELETE calls with a body (e.g. removing a firewall rule's tag).
+      // Some DELETE calls take a body (e.g. removing a firewall rule's tag).
       parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
       jsonLimit: config.http.bodyLimit,
       encoding: 'utf-8',
@@ -230,13 +230,13 @@ function corsMiddleware(list: string): Koa.Middleware {
   };
 }
 
-/** Writes the one error body (DESIGN.md section 5). Unknown errors are logged with the request id, never sent. */
+/** Writes the one error body (see docs/content/developers/architecture.md). Unknown errors are logged with the request id, never sent. */
 export function writeError(ctx: Context, err: unknown, log: Logger): void {
   if (err instanceof HttpError) {
     ctx.status = err.status;
     for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-    // Every 400 is the list of offending fields (SPEC.md section 8); one raised without names blames the body, except
-    // a billing refusal, which answers a message and a code (SPEC.md section 8: "Billing errors return a message
+    // Every 400 is the list of offending fields; one raised without names blames the body, except
+    // a billing refusal, which answers a message and a code ("Billing errors return a message
     // and sometimes a code").
     const fields = err.fields ?? (err.status === 400 && err.code === undefined ? ['body'] : undefined);
     ctx.body = fields ? fields : { message: err.message, ...(err.code ? { code: err.code } : {}) };

@@ -1,5 +1,5 @@
 /**
- * Parses the SSH user name people type at the gateway: `<device-user>@<namespace>.<device>` (DESIGN.md section 7).
+ * Parses the SSH user name people type at the gateway: `<device-user>@<namespace>.<device>` (see docs/content/developers/gateway.md).
  * Split at the first `@`, then at the first `.`; without a dot the target is a device uid.
  *
  * Every part is checked against what can exist before anything is looked up, so the store never sees a name it

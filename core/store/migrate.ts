@@ -50,7 +50,7 @@ export interface MigrationModule {
   down(knex: Knex): Promise<void>;
 }
 
-/** The store's state before boot: an explicit first-run / needs-migration / ready machine (STYLE.md, Ghost). */
+/** The store's state before boot: an explicit first-run / needs-migration / ready machine. */
 export type StoreState =
   | { kind: 'first-run'; pending: string[] }
   | { kind: 'needs-migration'; pending: string[] }

@@ -22,7 +22,7 @@ interface TenantContext {
  * to its kernel's store with `Model.bindKnex(db)` (objection caches the bound class per knex instance), or passes a
  * transaction to `query(trx)`, so two kernels in one process each use their own store.
  *
- * Rows keep the column names SPEC.md gives (snake_case), so a model's properties are its columns. Input is
+ * Rows keep the column names the API answers with (snake_case), so a model's properties are its columns. Input is
  * validated at the edge by the route schemas (core/validation.ts), not again by the model.
  */
 export class StoreModel extends Model {
@@ -32,7 +32,7 @@ export class StoreModel extends Model {
 
 /**
  * A model of a tenant-owned table (a `tenant_id` column naming the namespace). Its queries are built bound to one
- * tenant and cannot be built without one (STYLE.md example 6):
+ * tenant and cannot be built without one:
  *
  * - reads, updates and deletes get `where <table>.tenant_id = <tenant>` when the query is built;
  * - inserted rows are stamped with the tenant, and a row naming another tenant is refused;

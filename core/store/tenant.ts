@@ -5,7 +5,7 @@ import { type TenantModel, tenantQuery } from './model';
 
 /**
  * Tenant data is reached only through this: every query it builds is bound to one namespace, so a handler cannot
- * forget `where tenant_id = ?` (STYLE.md example 6). The router binds one to the caller's tenant in each request
+ * forget `where tenant_id = ?`. The router binds one to the caller's tenant in each request
  * scope (`tenant` in the cradle); services that read or write tenant data are scoped and take it as a dependency,
  * so they cannot be asked for another tenant's rows. Code without a request (the SSH gateway, jobs) makes one for
  * the tenant it has established.

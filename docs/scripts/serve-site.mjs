@@ -1,5 +1,5 @@
 // Serves docs/build the way the public site is served: compressed, with the `.html` and
-// `/index.html` redirects of SPEC.md section 2 and the not-found page for unknown paths.
+// `/index.html` redirects (`/x.html` and `/x/index.html` to `/x`) and the not-found page for unknown paths.
 // `docusaurus serve` does neither compression nor these redirects.
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';

@@ -55,7 +55,7 @@ export default definePlugin({
     sessions.register(ctx);
   },
   async boot(ctx) {
-    // Several instances (DESIGN.md section 9): close calls and disconnects reach the instance that holds the session
+    // Several instances (see docs/content/developers/architecture.md): close calls and disconnects reach the instance that holds the session
     // or the tunnel.
     await ctx.container.cradle.liveSessions.listen();
     await ctx.container.cradle.tunnelHub.listen();

@@ -7,7 +7,7 @@ const NUL = '\u0000';
 const LONE = '\ud800';
 
 /**
- * The answers issue 11 found to be 500s, each now 400 naming the field (SPEC.md section 8: every 400 body is the
+ * The answers a security review found to be 500s, each now 400 naming the field (every 400 body is the
  * JSON array of the offending field names): NUL bytes and lone surrogates reaching PostgreSQL through sign-in, the
  * agent's call, MFA, tags and firewall rules; list filters whose values do not fit the property; malformed bodies.
  * The fuzzer (fuzz.test.ts) sends such values to every operation; these are the named cases, kept readable.

@@ -6,7 +6,7 @@ import { ensureConsoleBuilt } from '../e2e/web/support/console-server';
 import { startServer, type TestServer } from '../support/server';
 
 /**
- * Issue 11, lesser leaks: "the console sends no CSP, X-Frame-Options or Referrer-Policy". It now does, and the
+ * A security review (lesser leaks): "the console sends no CSP, X-Frame-Options or Referrer-Policy". It now does, and the
  * console still works under them in Chromium: no Content-Security-Policy violation on the way through first-run
  * setup and the main screens.
  */

@@ -13,7 +13,7 @@ import { keyedAuthRequest, registrationHeaders, rsaDeviceKey, tunnelHeaders } fr
 type Dialed = { ws: WebSocket } | { status: number; body: string };
 
 /**
- * Issue 11, critical 2: `POST /api/devices/auth` gave a device token to anyone with the tenant id, identity and
+ * A security review (critical): `POST /api/devices/auth` gave a device token to anyone with the tenant id, identity and
  * public key (all readable from the API); the newest tunnel replaced the device's real one; the gateway took any
  * host key from the agent, so users' passwords went to an impostor. The device here is a real agent.
  */

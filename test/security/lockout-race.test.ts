@@ -6,7 +6,7 @@ const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const THRESHOLD = 3;
 
 /**
- * Issue 11: fifty wrong passwords sent at once were all hashed, and a right one at the 40th attempt signed in past a
+ * A security review found that fifty wrong passwords sent at once were all hashed, and a right one at the 40th attempt signed in past a
  * threshold of 3. The lockout now counts a guess before checking it, in one atomic step, on both of its stores.
  */
 for (const store of ['in-process', 'Redis'] as const) {

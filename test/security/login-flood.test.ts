@@ -16,7 +16,7 @@ function loginFrom(
 }
 
 /**
- * Issue 11: "no cap on login hashing: 50 bogus logins took a real login from 0.2 s to 4.4 s". Failed logins are
+ * A security review: "no cap on login hashing: 50 bogus logins took a real login from 0.2 s to 4.4 s". Failed logins are
  * limited per source address, and password hashing is bounded with a fair queue; both answer 429 with Retry-After.
  * (How fast a real login stays under a flood is measured in bench/login/flood.ts, not asserted here.)
  */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startServer, type TestServer } from '../support/server';
 
 /**
- * Issue 11, lesser leaks: "/metrics is public". Prometheus metrics (routes, counts, timings, process details) are
+ * A security review (lesser leaks): "/metrics is public". Prometheus metrics (routes, counts, timings, process details) are
  * served on the internal listener; on the public one only with `metrics.token` as a bearer token.
  */
 describe('security: /metrics is internal or token-protected', function () {

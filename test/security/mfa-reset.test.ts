@@ -38,7 +38,7 @@ async function withMfa(server: TestServer, username: string) {
 }
 
 /**
- * Issue 11, lesser leaks: "MFA reset answers differ for accounts with and without MFA". The reset request answered
+ * A security review (lesser leaks): "MFA reset answers differ for accounts with and without MFA". The reset request answered
  * only after mailing codes, and only for accounts with MFA, so a mail server that was down (or absent) or merely
  * slow told which accounts have MFA. Every account now gets the same answer.
  */

@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const bin = path.resolve('bin/gatehouse.js');
 
 /**
- * Issue 11, "secrets at rest": MFA secrets and the server's private keys were plain text in the store. They are now
+ * A security review, "secrets at rest": MFA secrets and the server's private keys were plain text in the store. They are now
  * sealed with a key the operator holds outside it (the data directory's key file or GATEHOUSE_SECRET_KEY): a dump
  * of the database alone holds none of them and starts no server, plain rows from before are sealed at start, and
  * `gatehouse secrets rotate` changes the key while sign-in keeps working.

@@ -4,7 +4,7 @@ import { agentAuthRequest } from '../support/device-keys';
 import { startServer, type TestServer } from '../support/server';
 
 /**
- * Issue 11: the session audit could be forged. Any device token, even of an anonymous pending device, could append
+ * A security review found that the session audit could be forged. Any device token, even of an anonymous pending device, could append
  * recording entries to any session of its namespace and mark sessions authenticated; so could operators. Now only
  * the device carrying a session writes its recording, and only the gateway (over the internal listener) marks a
  * session authenticated.

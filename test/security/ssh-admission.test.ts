@@ -38,7 +38,7 @@ function attempt(port: number, username: string, password = DEVICE_PASSWORD): Pr
 }
 
 /**
- * Issue 11, critical 1: one unauthenticated SSH attempt must never end the server. Input the store refuses (a NUL
+ * One unauthenticated SSH attempt must never end the server. Input the store refuses (a NUL
  * byte, a name longer than a column) and a store that is gone were rejected promises nobody caught, and Node
  * exited with API, gateway and tunnels. These run a real `gatehouse serve` process, so an exit is seen as one.
  */

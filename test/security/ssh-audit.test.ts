@@ -25,7 +25,7 @@ function version(text: string): number[] {
 }
 
 /**
- * Issue 11: ssh-audit flagged the gateway's NIST ECDH curves (fail) and encrypt-and-MAC HMACs (warn). The gateway
+ * ssh-audit once flagged the gateway's NIST ECDH curves (fail) and encrypt-and-MAC HMACs (warn). The gateway
  * offers only what ssh-audit passes, keeps strict key exchange (Terrapin), and this runs ssh-audit (the Debian
  * package, installed by scripts/test-tools.mjs) against a test gateway in every `npm test`.
  */

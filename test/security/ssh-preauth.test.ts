@@ -26,7 +26,7 @@ function rawConnection(port: number, localAddress = '127.0.0.1') {
 }
 
 /**
- * Issue 11, pre-auth limits of the SSH gateway: the timeout runs from the TCP accept, unauthenticated connections
+ * Pre-auth limits of the SSH gateway: the timeout runs from the TCP accept, unauthenticated connections
  * are capped per source and in total (OpenSSH MaxStartups), failed passwords slow and then refuse their source
  * (PerSourcePenalties), refused attempts do not fill the sessions table, and unauthenticated registrations of
  * devices are bounded.

@@ -4,7 +4,7 @@ import { dropDatabase, freshDatabase, startServer, type TestServer } from '../su
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
 /**
- * Issue 11, "database trouble gives wrong answers": with PostgreSQL down, signed-in calls answered 401 (and the
+ * "Database trouble gives wrong answers", as a security review found: with PostgreSQL down, signed-in calls answered 401 (and the
  * console signed everyone out) and /info and login answered 500; with it frozen, /readyz hung over 45 s. Every
  * call that needs the store now answers 503 with a message, /readyz is bounded, and the server recovers by itself.
  * Each server here has a PostgreSQL database of its own, which the test takes away.

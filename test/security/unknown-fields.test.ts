@@ -11,7 +11,7 @@ import { buildWorld, fill, pathValues, type Side, snapshot, strayName, type Worl
 type Props = Record<string, TSchema>;
 
 /**
- * Critical 3 of issue 11: extra body fields (`tenant_id`, `id`, `created_at`...) reached the database, and an
+ * A critical finding of a security review: extra body fields (`tenant_id`, `id`, `created_at`...) reached the database, and an
  * administrator of one namespace moved a firewall rule into another. For every route with a body (from the route
  * table, so a new one is covered without a line here), called by a caller the route admits and aimed at the
  * caller's own objects: the body a caller would send plus fields the schema does not name, at the top and inside

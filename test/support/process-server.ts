@@ -23,7 +23,7 @@ export async function freePort(): Promise<number> {
  * A real `gatehouse serve` process, as an operator runs it: what ends the process (an unhandled rejection, a
  * thrown error in a callback) ends this one too, unlike a kernel inside the test runner. Its log is kept.
  * With TEST_REDIS_URL its counters and leases are in Redis under a key prefix of its own, as test/support/server.ts
- * does in-process; `sharing` starts another instance of the same installation (DESIGN.md section 9).
+ * does in-process; `sharing` starts another instance of the same installation (see docs/content/developers/architecture.md).
  */
 export class ServerProcess {
   child!: ChildProcess;

@@ -73,7 +73,7 @@ export async function startServer(
     /** Environment the configuration is read from (e.g. GATEHOUSE_CONFIG naming a custom plugin list); none by default. */
     env?: NodeJS.ProcessEnv;
     /**
-     * Another instance of the same installation (DESIGN.md section 9): this server uses that one's database and
+     * Another instance of the same installation (see docs/content/developers/architecture.md): this server uses that one's database and
      * Redis key space, and leaves dropping the database to it. Needs TEST_DATABASE_URL (PGlite is in-process).
      */
     sharing?: TestServer;

@@ -1,4 +1,4 @@
-// Client-side half of the `.html` redirect rule (SPEC.md section 2). The static server in
+// Client-side half of the `.html` redirect rule. The static server in
 // scripts/serve-site.mjs answers such paths with a 301 itself; this covers every other
 // server (the dev server, or a Gatehouse server that falls back to 404.html).
 export default function htmlRedirects() {

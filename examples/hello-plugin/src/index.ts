@@ -4,7 +4,7 @@ import { helloCommands } from './cli.js';
 import { configSchema, register as registerGreetings } from './greetings.js';
 
 /**
- * The hello plugin's manifest: everything the plugin adds is declared here (DESIGN.md section 3). Gatehouse loads
+ * The hello plugin's manifest: everything the plugin adds is declared here (see docs/content/developers/architecture.md). Gatehouse loads
  * it when a configuration lists it: `plugins: [community, gatehouse-plugin-hello]`.
  */
 export default definePlugin({

@@ -16,7 +16,7 @@ declare module '@gatehouse/core/cradle' {
   }
 }
 
-/** Sign-up, e-mail verification, password recovery and account deletion (issue 15). */
+/** Sign-up, e-mail verification, password recovery and account deletion. */
 export function registerAccounts(ctx: RegisterContext): void {
   ctx.provide({
     accounts: asClass(AccountService).singleton(),

@@ -3,7 +3,7 @@ import { email, name, password, username } from '@gatehouse/plugin-community';
 import { Type as T } from '@sinclair/typebox';
 import { deletionPreview } from './schemas';
 
-/** SPEC.md section 5: the registration password is up to 64 characters of letters, digits, underscore and hyphen. */
+/** The registration password is up to 64 characters of letters, digits, underscore and hyphen. */
 export const registrationPassword = T.String({
   minLength: 5,
   maxLength: 64,
@@ -17,7 +17,7 @@ const done = T.Object({});
 const tags = ['accounts'];
 const mailAnswers = { 200: done, 429: null, 503: null };
 
-/** Cloud accounts (SPEC.md section 7, "Authentication and user"). */
+/** Cloud accounts. */
 export const accountRoutes = [
   defineRoute({
     method: 'POST',

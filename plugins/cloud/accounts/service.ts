@@ -61,7 +61,7 @@ export interface DeletionInput {
 }
 
 /**
- * Cloud accounts (issue 15): sign-up with e-mail verification, password recovery by mail, and deleting one's own
+ * Cloud accounts: sign-up with e-mail verification, password recovery by mail, and deleting one's own
  * account. Calls that name an account by username or e-mail answer alike whether or not it exists.
  */
 export class AccountService {

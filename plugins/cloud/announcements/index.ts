@@ -9,7 +9,7 @@ declare module '@gatehouse/core/cradle' {
   }
 }
 
-/** Announcements (issue 15): public reading, instance administrators publish. */
+/** Announcements: public reading, instance administrators publish. */
 export function registerAnnouncements(ctx: RegisterContext): void {
   ctx.provide({ announcements: asClass(AnnouncementService).singleton() });
   ctx.routes(announcementRoutes);

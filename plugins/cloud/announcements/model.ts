@@ -1,6 +1,6 @@
 import { StoreModel } from '@gatehouse/core';
 
-/** An announcement of the instance's administrators (SPEC.md section 3): no tenant owns it, anyone reads it. */
+/** An announcement of the instance's administrators: no tenant owns it, anyone reads it. */
 export class AnnouncementRow extends StoreModel {
   static override tableName = 'announcements';
   static override idColumn = 'uuid';

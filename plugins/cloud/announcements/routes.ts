@@ -4,13 +4,13 @@ import { announcement, announcementSummary } from './schemas';
 
 const tags = ['announcements'];
 const uuidParams = T.Object({ uuid: T.String({ format: 'uuid' }) });
-/** SPEC.md section 5: at most 90 characters. */
+/** Announcement titles: at most 90 characters. */
 const title = T.String({ minLength: 1, maxLength: 90 });
 const content = T.String({ minLength: 1, maxLength: 65536, description: 'Markdown' });
 const seen = T.Object({ seen: T.Boolean() });
 const admin: ['user', 'local'] = ['user', 'local'];
 
-/** Announcements (SPEC.md section 7): read by anyone; published, edited and withdrawn by instance administrators. */
+/** Announcements: read by anyone; published, edited and withdrawn by instance administrators. */
 export const announcementRoutes = [
   defineRoute({
     method: 'GET',

@@ -7,7 +7,7 @@ import type { Announcement, AnnouncementSummary } from './schemas';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
-/** Announcements of the instance's administrators (SPEC.md sections 3 and 7): anyone reads them. */
+/** Announcements of the instance's administrators: anyone reads them. */
 export class AnnouncementService {
   private readonly db: Knex;
 

@@ -17,7 +17,7 @@ declare module '@gatehouse/core/cradle' {
 }
 
 /**
- * Billing of the cloud edition (issue 15): the `/api/billing/*` calls and the provider's webhook, and the hooks
+ * Billing of the cloud edition: the `/api/billing/*` calls and the provider's webhook, and the hooks
  * through which billing changes what the base product does: 402 on accepting beyond the free devices without a
  * subscription, usage reported after each acceptance, the subscription ended before a namespace is deleted (and,
  * before an account is deleted, those of every namespace it alone owns), and only the chosen devices reachable once a

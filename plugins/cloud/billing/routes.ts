@@ -12,7 +12,7 @@ const paymentMethodBody = T.Object(
   { additionalProperties: false },
 );
 
-/** Billing of the cloud edition (SPEC.md section 7, "Billing (cloud)"), plus the provider's webhook endpoint. */
+/** Billing of the cloud edition (`/api/billing/*`), plus the provider's webhook endpoint. */
 export const billingRoutes = [
   defineRoute({
     method: 'GET',

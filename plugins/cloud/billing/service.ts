@@ -36,7 +36,7 @@ import {
 const SERVING = new Set(['active', 'trialing', 'past_due']);
 
 /**
- * Billing of the cloud edition (issue 15): a namespace's customer and cards at the payment provider, its
+ * Billing of the cloud edition: a namespace's customer and cards at the payment provider, its
  * subscription and invoices (as the provider last reported them, through the calls here and its webhooks), and the
  * rules that depend on them: beyond the free device limit, accepting needs an active subscription (402), and a
  * namespace whose subscription lapsed keeps only its chosen devices reachable.
@@ -551,7 +551,7 @@ export class BillingService {
     await this.applyLimit(tenantId, SERVING.has(sub.status), trx);
   }
 
-  /** A subscribed namespace has no device limit; otherwise it has the free devices (SPEC.md section 9). */
+  /** A subscribed namespace has no device limit; otherwise it has the free devices. */
   private async applyLimit(tenantId: string, serving: boolean, trx?: Knex.Transaction): Promise<void> {
     await Namespace.bindKnex(this.db)
       .query(trx)

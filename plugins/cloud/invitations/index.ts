@@ -9,7 +9,7 @@ declare module '@gatehouse/core/cradle' {
   }
 }
 
-/** E-mailed namespace invitations (issue 15): members stay pending until they accept. */
+/** E-mailed namespace invitations: members stay pending until they accept. */
 export function registerInvitations(ctx: RegisterContext): void {
   ctx.provide({ invitations: asClass(InvitationService).singleton() });
   ctx.routes(invitationRoutes);

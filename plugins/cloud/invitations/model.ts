@@ -1,7 +1,7 @@
 import { TenantModel } from '@gatehouse/core';
 
 /**
- * An e-mailed invitation to a namespace (SPEC.md section 4), one per namespace and address. `id` is the member id
+ * An e-mailed invitation to a namespace, one per namespace and address. `id` is the member id
  * the link names (the invitee's user id, or a new one for an address without an account); only a digest of the
  * link's signature is kept, unique across the installation.
  */

@@ -5,7 +5,7 @@ import { mailedToken } from '../accounts/routes';
 import { grantable, invitation, memberId } from './schemas';
 
 const tags = ['members'];
-/** Cloud invitations (SPEC.md section 7, "Namespaces"; section 4, member status). */
+/** Cloud invitations. */
 export const invitationRoutes = [
   defineRoute({
     method: 'POST',

@@ -30,13 +30,13 @@ import type { Outbox } from '../accounts/outbox';
 import { Invitation } from './model';
 import type { InviteView } from './schemas';
 
-/** SPEC.md sections 4 and 9: an invitation is valid for 7 days. */
+/** An invitation is valid for 7 days. */
 export const INVITE_DAYS = 7;
 
 type InviteRow = Invitation;
 
 /**
- * E-mailed invitations of the cloud (SPEC.md section 4): the member stays pending, without access, until the
+ * E-mailed invitations of the cloud: the member stays pending, without access, until the
  * invitee accepts with the link's signature; the link is valid 7 days, and inviting again after that resends it. An
  * address without an account is invited too: the link leads to sign-up, and signing up with it joins the namespace.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Billing of the cloud edition (issue 15): a namespace's Stripe customer, its subscription as the provider last
+ * Billing of the cloud edition: a namespace's Stripe customer, its subscription as the provider last
  * told us, the subscription's invoices, the devices kept when a subscription ends, and the provider's webhook events
  * already applied (Stripe delivers an event more than once).
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Cloud accounts (issue 15): the one-time tokens of e-mail verification and password recovery. Only a digest of
+ * Cloud accounts: the one-time tokens of e-mail verification and password recovery. Only a digest of
  * each token is kept; one outstanding token per user and purpose (a new one replaces the older).
  */
 export async function up(knex: Knex): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * E-mailed namespace invitations (issue 15, SPEC.md section 4): valid 7 days, one per namespace and address. `id`
+ * E-mailed namespace invitations: valid 7 days, one per namespace and address. `id`
  * is the member id the accept-invite link names: the invitee's user id, or a new one for an address without an
  * account yet. Only a digest of the link's signature is kept.
  */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** Announcements of the instance's administrators (SPEC.md section 3): title up to 90 characters, Markdown content. */
+/** Announcements of the instance's administrators: title up to 90 characters, Markdown content. */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('announcements', (t) => {
     t.uuid('uuid').primary();

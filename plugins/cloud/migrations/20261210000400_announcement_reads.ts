@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 
 /**
- * Which announcements each user has seen, so the console shows a new one once per user whatever browser they use
- * (issue 15). A row goes with its user or its announcement.
+ * Which announcements each user has seen, so the console shows a new one once per user whatever browser they use.
+ * A row goes with its user or its announcement.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('announcement_reads', (t) => {

@@ -1,4 +1,4 @@
-// The cloud plugin's HTTP calls (SPEC.md section 7); test/e2e/web/api-contract.test.ts checks them against the
+// The cloud plugin's HTTP calls; test/e2e/web/api-contract.test.ts checks them against the
 // server's OpenAPI document.
 export const calls = {
   getSubscription: { method: 'GET', path: '/api/billing/subscription' },

@@ -1,6 +1,6 @@
 import { Link } from '@gatehouse/console';
 
-/** The devices a namespace has for free (SPEC.md section 9); beyond them, accepting needs a subscription. */
+/** The devices a namespace has for free; beyond them, accepting needs a subscription. */
 export const FREE_DEVICES = 3;
 
 /** Said where a device cannot be accepted (the device limit, or a 402): a subscription lifts the limit. */

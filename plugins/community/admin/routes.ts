@@ -6,7 +6,7 @@ import { email, name, password, username } from '../users/schemas';
 import { adminNamespace, adminUser, health } from './schemas';
 
 /**
- * Instance administration (issue 12): for instance administrators (a flag on the user: the setup user, and whoever
+ * Instance administration: for instance administrators (a flag on the user: the setup user, and whoever
  * an administrator or the CLI names) and for the operator's `gatehouse` command on the data directory's local
  * socket. Users and namespaces across every tenant, and the server's health.
  */

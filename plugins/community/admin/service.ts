@@ -56,7 +56,7 @@ export function adminNamespaceView(n: AdminNamespaceRow): AdminNamespaceView {
 const started = Date.now();
 
 /**
- * Instance administration (issue 12): users, namespaces and server health across the whole instance, for instance
+ * Instance administration: users, namespaces and server health across the whole instance, for instance
  * administrators and the operator's CLI. Every change is logged with who made it.
  */
 export class AdminService {

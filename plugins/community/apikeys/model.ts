@@ -1,6 +1,6 @@
 import { type Role, TenantModel } from '@gatehouse/core';
 
-/** An API key of a namespace (SPEC.md section 3), found by the SHA-256 of the key; the key itself is not kept. */
+/** An API key of a namespace, found by the SHA-256 of the key; the key itself is not kept. */
 export class ApiKey extends TenantModel {
   static override tableName = 'api_keys';
   static override idColumn = 'key_digest';

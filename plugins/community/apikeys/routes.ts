@@ -4,7 +4,7 @@ import { apiKey, createdApiKey, keyName, role } from './schemas';
 
 const keyParams = T.Object({ key: T.String({ minLength: 1, maxLength: 20, description: 'the key name' }) });
 
-/** API keys (SPEC.md section 7, "API keys"). Only the list may be called with an API key (section 6). */
+/** API keys. Only the list may be called with an API key; the others take a user token. */
 export const apiKeyRoutes = [
   defineRoute({
     method: 'POST',

@@ -74,7 +74,7 @@ export async function resolveApiKey(db: Knex, key: string): Promise<Caller> {
 
 /**
  * API keys of the caller's namespace (request scope, through the tenant store). A key's role never exceeds its
- * creator's; keys are managed with user tokens only (SPEC.md section 6).
+ * creator's; keys are managed with user tokens only.
  */
 export class ApiKeyService {
   private readonly tenant: TenantStore;

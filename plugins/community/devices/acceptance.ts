@@ -1,7 +1,7 @@
 import type { Cache, Logger } from '@gatehouse/core';
 import type { Knex } from 'knex';
 
-/** Where a status change of a device reaches every instance (DESIGN.md section 9), this one included. */
+/** Where a status change of a device reaches every instance (see docs/content/developers/architecture.md), this one included. */
 const STATUS_CHANNEL = 'devices:status';
 /** Waits held at once on this instance; beyond it a wait answers at once and the agent falls back to its timer. */
 export const MAX_WAITS = 20_000;
@@ -12,7 +12,7 @@ interface Waiter {
 }
 
 /**
- * Pending agents wait here for their acceptance (issue 12, item 3). A pending agent holds
+ * Pending agents wait here for their acceptance. A pending agent holds
  * `GET /api/devices/auth/wait`; the acceptance (or any status change) is published on the shared cache and answers
  * the waiting call on whichever instance holds it, so the agent dials its tunnel at once instead of at its next
  * availability call up to 30 s later.

@@ -25,7 +25,7 @@ declare module '@gatehouse/core/cradle' {
 }
 
 /**
- * Devices and containers, and the agent tunnel hub (issue 4, server side): container entries, routes, how a device
+ * Devices and containers, and the agent tunnel hub: container entries, routes, how a device
  * token becomes a caller, and the `/agent/connection` upgrade.
  */
 export function register(ctx: RegisterContext): void {
@@ -70,6 +70,6 @@ export function register(ctx: RegisterContext): void {
       await hub?.stop();
     },
   );
-  // Streams other instances ask for, to agents whose tunnels are here (several instances, DESIGN.md section 9).
+  // Streams other instances ask for, to agents whose tunnels are here (several instances, see docs/content/developers/architecture.md).
   ctx.internalUpgrade((req, socket, head) => ctx.resolve('tunnelHub').forwardUpgrade(req, socket, head));
 }

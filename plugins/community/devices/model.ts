@@ -5,7 +5,7 @@ import type { DeviceStatus } from './schemas';
 /** Which list a device is in: every agent is a `device`; `container` is for containers a connector exposes. */
 export type DeviceKind = 'device' | 'container';
 
-/** A device (or a container a connector exposes: the same rows, kind `container`) of a namespace (SPEC.md section 3). */
+/** A device (or a container a connector exposes: the same rows, kind `container`) of a namespace. */
 export class Device extends TenantModel {
   static override tableName = 'devices';
   static override idColumn = 'uid';

@@ -28,7 +28,7 @@ const agentProofHeaders = {
   },
 };
 
-/** The agent's registration and availability call (DESIGN.md section 6, 2); repeated every 30 s. */
+/** The agent's registration and availability call; repeated every 30 s. */
 function agentAuth(path: string, summary: string) {
   return defineRoute({
     method: 'POST',
@@ -65,7 +65,7 @@ function agentAuth(path: string, summary: string) {
 /** Longest acceptance wait an agent may ask for: under the usual 60 s idle timeout of proxies in front. */
 const MAX_WAIT_SECONDS = 55;
 
-/** A pending agent holds this call so that an acceptance reaches it at once (issue 12, item 3). */
+/** A pending agent holds this call so that an acceptance reaches it at once. */
 const acceptanceWait = defineRoute({
   method: 'GET',
   path: '/api/devices/auth/wait',
@@ -103,7 +103,7 @@ const acceptanceWait = defineRoute({
 });
 
 /**
- * The per-kind device calls of SPEC.md section 7: the same set under `/api/devices` (every agent, wherever it runs)
+ * The per-kind device calls: the same set under `/api/devices` (every agent, wherever it runs)
  * and `/api/containers` (containers a container-engine connector exposes).
  */
 function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {

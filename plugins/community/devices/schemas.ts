@@ -1,6 +1,6 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 
-/** Device uid: 64 hex characters (SPEC.md section 3). */
+/** Device uid: 64 hex characters. */
 export const deviceUid = T.String({
   pattern: '^[0-9a-f]{64}$',
   description: 'Device uid, 64 hex characters.',
@@ -20,7 +20,7 @@ export const deviceName = T.String({
   description: 'Hostname-like name, unique among the accepted devices of a namespace.',
 });
 
-/** Tag: 3 to 255 characters (SPEC.md section 5); no slash or white space, since tags travel in paths. */
+/** Tag: 3 to 255 characters; no slash or white space, since tags travel in paths. */
 export const tag = T.String({ minLength: 3, maxLength: 255, pattern: '^[^/\\s]+$' });
 
 export const deviceInfo = T.Object({
@@ -31,7 +31,7 @@ export const deviceInfo = T.Object({
   platform: T.Union([T.Literal('docker'), T.Literal('native')]),
 });
 
-/** Body of the agent's `POST /api/devices/auth` (DESIGN.md section 6). */
+/** Body of the agent's `POST /api/devices/auth` (see docs/content/developers/agent/protocol.md). */
 export const deviceAuthBody = T.Object({
   info: deviceInfo,
   sessions: T.Array(T.String({ maxLength: 128 }), { maxItems: 1024 }),
@@ -57,7 +57,7 @@ export const deviceAuthAnswer = T.Object({
   namespace: T.String(),
 });
 
-/** The Device entity of SPEC.md section 3 (containers have the same shape). */
+/** The Device entity (containers have the same shape). */
 export const device = T.Object({
   uid: deviceUid,
   name: T.String(),

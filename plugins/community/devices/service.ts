@@ -109,7 +109,7 @@ function installKeyRefusal(check: Exclude<InstallKeyCheck, { ok: true }>): strin
   return 'the install key is not valid for this namespace: unknown, revoked or replaced by a rotation';
 }
 
-/** SPEC.md sections 4 and 9: a removed device keeps its slot, and may come back, for 720 hours. */
+/** A removed device keeps its slot, and may come back, for 720 hours. */
 export const REMOVED_WINDOW_HOURS = 720;
 /** A device whose last sign of life (auth call or pong) is older than this is offline even with a tunnel. */
 export const ONLINE_WINDOW_SECONDS = 120;
@@ -493,7 +493,7 @@ export class DeviceService {
 
 /**
  * The devices and containers of the caller's namespace (request scope): the lists and per-device calls and the
- * acceptance rules of SPEC.md section 4. Every read and write goes through the scope's tenant store.
+ * acceptance rules (the namespace's device limit). Every read and write goes through the scope's tenant store.
  */
 export class NamespaceDevices {
   private readonly tenant: TenantStore;
@@ -574,7 +574,7 @@ export class NamespaceDevices {
     return this.get(kind, uid);
   }
 
-  /** Soft delete: status removed. An accepted device keeps its slot for 720 hours (SPEC.md section 4). */
+  /** Soft delete: status removed. An accepted device keeps its slot for 720 hours. */
   async remove(kind: DeviceKind, uid: string): Promise<void> {
     const row = await this.row(kind, uid);
     if (row.status === 'removed') return;
@@ -613,7 +613,7 @@ export class NamespaceDevices {
   }
 
   /**
-   * SPEC.md section 4: acceptable unless the namespace limit (accepted plus recently removed devices) is reached;
+   * Acceptable unless the namespace limit (accepted plus recently removed devices) is reached;
    * at the limit only a device removed within 720 hours (it still holds its slot) comes back. A name taken by
    * another accepted device is a 409; `device.beforeAccept` may refuse with 402.
    */
@@ -658,7 +658,7 @@ export class NamespaceDevices {
     } catch (err) {
       throw fromDatabaseError(err, conflicts);
     }
-    // A pending agent holding GET /api/devices/auth/wait dials its tunnel now (issue 12, item 3).
+    // A pending agent holding GET /api/devices/auth/wait dials its tunnel now.
     await this.waits.changed(uid, 'accepted');
     await this.hooks.run('device.accepted', { tenantId, uid });
     return this.get(kind, uid);
@@ -787,7 +787,7 @@ async function namespaceLimit(
   return { max, used: max < 0 ? 0 : await usage(tenant) };
 }
 
-/** Slots in use: accepted devices plus devices removed within the window (SPEC.md section 4). */
+/** Slots in use: accepted devices plus devices removed within the window. */
 export function usage(store: TenantStore): Promise<number> {
   return store
     .query(Device)
@@ -827,7 +827,7 @@ export function view(row: DeviceRow, isAcceptable: boolean): DeviceView {
     status_update_at: iso(row.status_update_at),
     created_at: iso(row.created_at),
     remote_addr: row.remote_addr,
-    // No geolocation database ships with Gatehouse; the field keeps the spec's shape.
+    // No geolocation database ships with Gatehouse; the field keeps the API's shape (zeros).
     position: { latitude: 0, longitude: 0 },
     tags: row.tags ?? [],
     public_url: row.public_url,

@@ -25,7 +25,7 @@ export interface Verdict {
 }
 
 /**
- * Firewall evaluation (DESIGN.md section 7): active rules only, lowest priority number first, first match wins.
+ * Firewall evaluation (see docs/content/developers/gateway.md): active rules only, lowest priority number first, first match wins.
  * A rule matches when its source IP expression, user name expression and device filter all match. Without a
  * matching rule the connection is allowed. Ties in priority keep creation order, so the outcome is stable.
  */

@@ -1,6 +1,6 @@
 import { TenantModel } from '@gatehouse/core';
 
-/** A firewall rule of a namespace: who may reach which devices, by priority (SPEC.md section 3). */
+/** A firewall rule of a namespace: who may reach which devices, by priority. */
 export class FirewallRule extends TenantModel {
   static override tableName = 'firewall_rules';
 

@@ -6,7 +6,7 @@ import { createRuleBody, firewallRuleSchema, ruleParams, ruleTagParams, updateRu
 const tags = ['firewall'];
 const ruleAnswer = { 200: firewallRuleSchema };
 
-/** Firewall rules (SPEC.md section 7, "Firewall rules"). */
+/** Firewall rules. */
 export const firewallRoutes = [
   defineRoute({
     method: 'GET',

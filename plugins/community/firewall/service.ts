@@ -31,7 +31,7 @@ function present(row: RuleRow): FirewallRuleView {
 
 /**
  * The columns a create or update writes, each named: whatever else a caller's object carries (a `tenant_id`, an
- * `id`, a `created_at`) is never written, so no body can move a rule to another namespace or rename it (issue 11).
+ * `id`, a `created_at`) is never written, so no body can move a rule to another namespace or rename it.
  */
 function columns(fields: RuleFields): Partial<RuleRow> {
   const bad = (['source_ip', 'username'] as const).filter(
@@ -47,13 +47,13 @@ function columns(fields: RuleFields): Partial<RuleRow> {
   return { ...row, ...(fields.filter ? filterColumns(fields.filter) : {}) };
 }
 
-/** Rule order: priority, then age (SPEC.md section 7). */
+/** Rule order: priority, then age. */
 const ruleOrder = [
   { column: 'priority', order: 'asc' as const },
   { column: 'created_at', order: 'asc' as const },
 ];
 
-/** The firewall rules of the caller's namespace (request scope): the calls of SPEC.md section 7. */
+/** The firewall rules of the caller's namespace (request scope): the firewall rule calls. */
 export class FirewallRuleService {
   private readonly tenant: TenantStore;
 

@@ -39,7 +39,7 @@ const upstreamAlgorithms: Algorithms = {
  * it opens its tunnel, and offers it only over a private tunnel) gets it: sessions and forwarded connections as
  * tunnel streams, with no second SSH layer (session-upstream.ts). Any other agent gets SSH over a tunnel stream to
  * its own server, which checks the user's password against the device's accounts or the gateway key through
- * `POST /api/auth/ssh` (DESIGN.md section 7); the agent's host key must be the device key on record. Either way the
+ * `POST /api/auth/ssh` (see docs/content/developers/gateway.md); the agent's host key must be the device key on record. Either way the
  * agent decides the password, and the tunnel itself was opened with proof of the device key.
  */
 export class AgentTunnelDialer implements UpstreamDialer {

@@ -10,7 +10,7 @@ import { WebTerminal } from './web-terminal';
 
 declare module '@gatehouse/core/cradle' {
   interface Cradle {
-    /** The SSH gateway: core's SSH listener hands it each connection (DESIGN.md section 7). */
+    /** The SSH gateway: core's SSH listener hands it each connection (see docs/content/developers/gateway.md). */
     sshGateway: SshGateway;
     liveSessions: LiveSessions;
     publicKeys: PublicKeyService;
@@ -23,7 +23,7 @@ declare module '@gatehouse/core/cradle' {
 }
 
 /**
- * The SSH gateway (issue 5): the gateway that turns the connections of core's SSH listener (and the web terminal's)
+ * The SSH gateway: the gateway that turns the connections of core's SSH listener (and the web terminal's)
  * into device sessions, with the key check and the firewall it judges connections by. The sessions it records are
  * the sessions feature's (sessions/index.ts).
  */

@@ -39,7 +39,7 @@ export function gatewayInstance(dataDir: string): string {
 const CLOSE_CHANNEL = 'sessions:close';
 
 /**
- * The sessions this server's gateway is carrying: the close call ends one (SPEC.md section 7), and a heartbeat
+ * The sessions this server's gateway is carrying: the close call ends one, and a heartbeat
  * keeps their `last_seen` fresh so that sessions of a server that died are closed by the survivors. A close call
  * may land on any server: one that does not carry the session announces it through the shared cache (Redis), and
  * the server that carries it ends it.

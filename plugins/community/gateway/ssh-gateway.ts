@@ -53,7 +53,7 @@ export interface SshGatewayDeps {
 }
 
 /**
- * The SSH gateway (DESIGN.md section 7): core's SSH listener hands it each connection. It admits the connection
+ * The SSH gateway (see docs/content/developers/gateway.md): core's SSH listener hands it each connection. It admits the connection
  * (target, device state, firewall, and the public key offered), signs in on the device through an upstream with the
  * user's password or, for a public key the namespace allows, with the gateway key, then bridges every channel. The
  * web terminal signs in through it too.

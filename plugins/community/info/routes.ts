@@ -1,7 +1,7 @@
 import { defineRoute } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 
-/** `GET /info` (SPEC.md section 7): what agents and the console learn about the instance. */
+/** `GET /info`: what agents and the console learn about the instance. */
 export const infoRoutes = [
   defineRoute({
     method: 'GET',

@@ -31,7 +31,7 @@ export function filterMatches(row: FilterColumns, device: DeviceFacts, patterns:
   return patterns.test(row.filter_hostname ?? '', device.name);
 }
 
-/** Tag lists: 1 to 3 unique tags (SPEC.md section 5). */
+/** Tag lists: 1 to 3 unique tags. */
 export function checkTagLimit(tags: string[]): void {
   if (tags.length > 3) throw new Invalid(['tags'], 'at most 3 tags');
 }

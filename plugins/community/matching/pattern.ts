@@ -2,7 +2,7 @@ import { RE2JS } from 're2js';
 
 /**
  * Regular expressions typed by users (firewall rules, public-key filters) run on RE2 semantics: linear time in the
- * input, so a pattern like `(a+)+$` can never stall the gateway (DESIGN.md section 7). Matching is unanchored, as
+ * input, so a pattern like `(a+)+$` can never stall the gateway (see docs/content/developers/gateway.md). Matching is unanchored, as
  * in the API these rules come from: anchor with `^...$` to match a whole name.
  */
 export class UserPattern {

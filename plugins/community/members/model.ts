@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { ReferenceBuilder } from 'objection';
 import { User } from '../users/model';
 
-/** A user's membership of a namespace, with their role (SPEC.md section 3). */
+/** A user's membership of a namespace, with their role. */
 export class Member extends TenantModel {
   static override tableName = 'namespace_members';
   static override idColumn = ['tenant_id', 'user_id'];

@@ -12,7 +12,7 @@ const memberParams = T.Object({
 });
 
 /**
- * Members (SPEC.md section 7, "Namespaces"). Invite, remove and change-role take a user token only (section 6);
+ * Members. Invite, remove and change-role take a user token only, never an API key;
  * leave also accepts an API key.
  */
 export const memberRoutes = [

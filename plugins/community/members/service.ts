@@ -17,7 +17,7 @@ import type { UserService } from '../users/service';
 import { Member } from './model';
 
 /**
- * Members and roles (SPEC.md sections 4 and 6). Nobody grants a role above their own or touches the owner; the
+ * Members and roles. Nobody grants a role above their own or touches the owner; the
  * owner cannot leave and must delete the namespace instead.
  */
 export class MemberService {

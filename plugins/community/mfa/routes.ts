@@ -8,7 +8,7 @@ const code = T.String({ minLength: 6, maxLength: 10, description: 'the 6-digit c
 const recoveryCode = T.String({ minLength: 1, maxLength: 64 });
 const identifier = T.String({ minLength: 1, maxLength: 255, description: 'username or e-mail' });
 
-/** Multi-factor sign-in (SPEC.md section 7, "Multi-factor authentication"). */
+/** Multi-factor sign-in. */
 export const mfaRoutes = [
   defineRoute({
     method: 'POST',

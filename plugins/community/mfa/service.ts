@@ -22,9 +22,9 @@ import { RecoveryCode } from './model';
 import type { MfaSecret } from './schemas';
 import { matchTotp, newTotpSecret, otpauthLink } from './totp';
 
-/** SPEC.md section 9: a used recovery code may still disable MFA for 10 minutes. */
+/** A used recovery code may still disable MFA for 10 minutes. */
 export const RECOVERY_WINDOW_SECONDS = 600;
-/** SPEC.md section 4: MFA reset codes live at most one day. */
+/** MFA reset codes live at most one day. */
 export const RESET_CODE_SECONDS = 86_400;
 /** How long a generated secret waits for the enable call. */
 const PENDING_SECONDS = 3_600;
@@ -49,7 +49,7 @@ function newRecoveryCode(): string {
 }
 
 /**
- * Multi-factor sign-in with TOTP (SPEC.md sections 4, 5 and 7): generate, enable, the second login step, disable,
+ * Multi-factor sign-in with TOTP: generate, enable, the second login step, disable,
  * recovery codes and the e-mailed reset. Every code check is throttled per (source, user) and compared in constant
  * time; recovery codes are stored as digests and each works once.
  */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** Users, namespaces (tenants) and their members (SPEC.md section 3). */
+/** Users, namespaces (tenants) and their members. */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('users', (t) => {
     t.string('id', 24).primary();

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * API keys (SPEC.md section 3) and MFA recovery codes. Keys and codes are stored only as SHA-256 digests: both are
+ * API keys and MFA recovery codes. Keys and codes are stored only as SHA-256 digests: both are
  * random with enough entropy that a slow hash adds nothing, and a digest lets the key be found by one index look-up.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -11,7 +11,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('name', 20).notNullable();
     t.string('created_by', 24).notNullable();
     t.string('role', 16).notNullable();
-    // Epoch seconds of expiry; -1 never expires (SPEC.md section 3).
+    // Epoch seconds of expiry; -1 never expires.
     t.bigInteger('expires_in').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** Devices (and containers: the same rows, platform docker) and their HTTP tunnels (SPEC.md section 3). */
+/** Devices (and containers: the same rows, platform docker) and their HTTP tunnels. */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('devices', (t) => {
     t.string('uid', 64).primary();
@@ -20,7 +20,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('remote_addr', 64).notNullable().defaultTo('');
     t.specificType('tags', 'text[]').notNullable().defaultTo('{}');
     t.boolean('public_url').notNullable().defaultTo(false);
-    // Set when an accepted device is removed: it keeps its slot for 720 hours (SPEC.md section 4).
+    // Set when an accepted device is removed: it keeps its slot for 720 hours.
     t.timestamp('removed_at', { useTz: true });
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     // last_seen stays out of every index: the availability call rewrites it every 30 s per device, and an

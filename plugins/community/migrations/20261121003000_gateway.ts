@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * What the SSH gateway keeps: public keys and firewall rules of a namespace, and every connection as a session with
- * its events and recorded terminal output (SPEC.md section 3). Device uids are not foreign keys: the devices
+ * its events and recorded terminal output. Device uids are not foreign keys: the devices
  * table belongs to another migration, and a session's history outlives the device row's changes.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * An agent is a device wherever it runs (issue 12, item 2). The lists used to split on the platform the agent
+ * An agent is a device wherever it runs. The lists used to split on the platform the agent
  * reported, so an agent inside Docker (or any host with /.dockerenv) was filed under `/api/containers`, where the
  * Devices screen never showed it while Home and the device limit counted it. The column that splits the lists is now
  * `kind`: `device` for every agent, `container` only for containers a container-engine connector exposes. The

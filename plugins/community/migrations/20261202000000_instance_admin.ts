@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Instance administrators (issue 12): a flag on the user. The user who ran first-run setup is the instance's
+ * Instance administrators: a flag on the user. The user who ran first-run setup is the instance's
  * administrator, so an existing installation gets its setup user (named in system_state) flagged.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 
 /**
- * The device list's first page without scanning the namespace (issue 16).
+ * The device list's first page without scanning the namespace.
  *
  * - `device_counts` keeps, per namespace and kind, how many devices are in each status. A trigger on `devices`
- *   changes it in the same transaction as the row, so the list's `X-Total-Count` stays exact (SPEC.md section 5)
+ *   changes it in the same transaction as the row, so the list's `X-Total-Count` stays exact
  *   and costs one primary-key read instead of a count over every row of the namespace. One row per namespace and
  *   kind (not per status): a status change updates a single row, so two changes in one namespace lock nothing in
  *   opposite orders.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The device list's `name contains` filter without reading every device of the namespace (issue 16).
+ * The device list's `name contains` filter without reading every device of the namespace.
  *
  * `contains` is an `ILIKE '%value%'`, which no b-tree can answer: both the page and its exact total scanned every
  * device of the namespace in the status asked for (38 ms p50 at 100,000 devices). A trigram index (`pg_trgm`)

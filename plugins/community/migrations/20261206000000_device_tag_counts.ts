@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The device list filtered by a tag, and sorted by name, without reading every device of the namespace (issue 16).
+ * The device list filtered by a tag, and sorted by name, without reading every device of the namespace.
  *
  * - `device_tag_counts` keeps, per namespace, kind, status and tag, how many devices carry the tag, the way
  *   `device_counts` keeps the totals (migration 20261204000000): triggers change it in the same transaction as the

@@ -2,7 +2,7 @@ import { defineRoute, Forbidden, pageQuery } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import { namespaceName, namespaceSettings, namespaceView, tenantParams } from './schemas';
 
-/** Namespaces (SPEC.md section 7, "Namespaces"). The role is checked in the namespace the path names. */
+/** Namespaces. The role is checked in the namespace the path names. */
 export const namespaceRoutes = [
   defineRoute({
     method: 'GET',

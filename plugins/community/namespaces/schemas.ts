@@ -38,7 +38,7 @@ const member = T.Object({
   expires_at: T.Optional(T.String({ format: 'date-time', description: 'cloud invites only' })),
 });
 
-/** The Namespace entity of SPEC.md section 3. */
+/** The Namespace entity as the API answers it. */
 export const namespaceView = T.Object({
   name: T.String(),
   owner: T.String({ description: 'user id of the owner' }),

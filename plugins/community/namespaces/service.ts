@@ -221,7 +221,7 @@ export class NamespaceService {
     });
   }
 
-  /** The support identifier (SPEC.md section 3): 64 hex, stable per namespace, not guessable from the tenant id. */
+  /** The support identifier: 64 hex, stable per namespace, not guessable from the tenant id. */
   supportIdentifier(tenantId: string): string {
     return createHmac('sha256', this.keys.secret).update(`support:${tenantId}`).digest('hex');
   }
@@ -275,7 +275,7 @@ export class NamespaceService {
     return await this.rows().findById(tenantId);
   }
 
-  /** Sets the device limit (admin CLI). SPEC.md: at least 3, or -1 for unlimited. */
+  /** Sets the device limit (admin CLI): at least 3, or -1 for unlimited. */
   async setMaxDevices(tenantId: string, max: number): Promise<void> {
     await this.rows().findById(tenantId).patch({ max_devices: max });
   }

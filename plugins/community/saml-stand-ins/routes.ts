@@ -2,9 +2,9 @@ import { defineRoute, type Method, NotImplemented } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 
 /**
- * SAML single sign-on is the enterprise plugin's (plugins/enterprise/saml). SPEC.md section 6 says its calls answer
+ * SAML single sign-on is the enterprise plugin's (plugins/enterprise/saml). Its calls answer
  * 501 in the other editions, so they are declared here as stand-ins that the enterprise plugin's routes replace
- * (DESIGN.md section 3: the few calls that answer 501 elsewhere say so explicitly).
+ * (the few calls that answer 501 elsewhere say so explicitly).
  */
 const calls: [Method, string, string][] = [
   ['GET', '/api/user/saml/auth', 'Start a SAML sign-in (enterprise edition)'],

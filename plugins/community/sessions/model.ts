@@ -27,7 +27,7 @@ export class SessionRecord extends TenantModel {
   declare height: number;
 }
 
-/** A connection through the SSH gateway or the web terminal (SPEC.md section 3). */
+/** A connection through the SSH gateway or the web terminal. */
 export class Session extends TenantModel {
   static override tableName = 'sessions';
   static override idColumn = 'uid';

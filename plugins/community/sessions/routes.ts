@@ -5,7 +5,7 @@ import { recordBody, recordEntrySchema, seatParams, sessionSchema, uidParams } f
 
 const tags = ['sessions'];
 
-/** Sessions and their recordings (SPEC.md section 7, "Sessions"). */
+/** Sessions and their recordings. */
 export const sessionRoutes = [
   defineRoute({
     method: 'GET',

@@ -97,7 +97,7 @@ function present(row: SessionModel, events: SessionEventModel[], device: DeviceV
 }
 
 /**
- * Sessions: every gateway connection attempt is a row with its events (SPEC.md section 3), and with recording on,
+ * Sessions: every gateway connection attempt is a row with its events, and with recording on,
  * the terminal output of each seat (a seat is one session channel of the connection).
  */
 /**
@@ -306,7 +306,7 @@ export class NamespaceSessions {
 
   /**
    * The namespace's `session_record` setting. The namespaces table is not this feature's, but this one call of
-   * SPEC.md's sessions list writes to it; it changes only that key of the settings document, of the caller's own
+   * the sessions API writes to it; it changes only that key of the settings document, of the caller's own
    * namespace.
    */
   async setRecording(on: boolean): Promise<void> {

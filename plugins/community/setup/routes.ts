@@ -5,7 +5,7 @@ import { email, name, password, username } from '../users/schemas';
 import { checkSetupSignature } from './signature';
 
 /**
- * First-run setup (SPEC.md section 7): registers the first user and a namespace named after them. The link carrying
+ * First-run setup: registers the first user and a namespace named after them. The link carrying
  * `sign` comes from `gatehouse setup-url`. Concurrent setups serialise on the `setup` row, so only one user results.
  */
 export const setupRoutes = [

@@ -1,6 +1,6 @@
 import { TenantModel } from '@gatehouse/core';
 
-/** A public key of a namespace that signs users in to its devices (SPEC.md section 3). */
+/** A public key of a namespace that signs users in to its devices. */
 export class PublicKey extends TenantModel {
   static override tableName = 'public_keys';
   static override idColumn = ['tenant_id', 'fingerprint'];

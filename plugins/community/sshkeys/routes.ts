@@ -14,7 +14,7 @@ import {
 const tags = ['public keys'];
 const keyAnswer = { 200: publicKeySchema };
 
-/** Public keys of the namespace (SPEC.md section 7, "Public keys"). */
+/** Public keys of the namespace. */
 export const sshkeyRoutes = [
   defineRoute({
     method: 'GET',

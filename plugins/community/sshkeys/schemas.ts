@@ -1,7 +1,7 @@
 import { type Static, Type as T } from '@sinclair/typebox';
 import { deviceFilterSchema, tagSchema } from '../matching/schemas';
 
-/** Fingerprints are MD5 of the key blob as colon-separated hex pairs (SPEC.md section 3). */
+/** Fingerprints are MD5 of the key blob as colon-separated hex pairs. */
 export const fingerprintSchema = T.String({
   pattern: '^[0-9a-f]{2}(:[0-9a-f]{2}){15}$',
   description: 'MD5 fingerprint of the key, hex pairs separated by colons.',

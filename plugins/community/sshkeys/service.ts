@@ -41,7 +41,7 @@ function checkUsername(pattern: string | undefined): void {
     throw new Invalid(['username'], 'not a valid regular expression');
 }
 
-/** The public keys of the caller's namespace (request scope): the calls of SPEC.md section 7. */
+/** The public keys of the caller's namespace (request scope): the public key calls. */
 export class NamespacePublicKeys {
   private readonly tenant: TenantStore;
 

@@ -1,7 +1,7 @@
 import { defineRoute } from '@gatehouse/core';
 import { type Stats, stats } from './schemas';
 
-/** `GET /api/stats` (SPEC.md section 3, Stats). */
+/** `GET /api/stats`. */
 export const statsRoutes = [
   defineRoute({
     method: 'GET',

@@ -8,7 +8,7 @@ const refusal = T.Object({
   message: T.String({ description: 'Which key and rule filters hold only this tag.' }),
 });
 
-/** Tags across the namespace (SPEC.md section 7, "Tags"). */
+/** Tags across the namespace. */
 export const tagRoutes = [
   defineRoute({
     method: 'GET',

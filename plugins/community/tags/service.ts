@@ -4,7 +4,7 @@ import { raw } from 'objection';
 import { Device, type DeviceKind } from '../devices/model';
 import { Namespace } from '../namespaces/model';
 
-/** SPEC.md sections 5 and 9: at most 3 tags per device, unique, each 3 to 255 characters. */
+/** At most 3 tags per device, unique, each 3 to 255 characters. */
 export const MAX_TAGS = 3;
 
 /** Device tags and the namespace-wide tag calls, for the caller's namespace (request scope). */
@@ -19,7 +19,7 @@ export class TagService {
     this.hooks = deps.hooks;
   }
 
-  /** `POST .../tags`: a fourth tag is 406 (SPEC.md section 8), a repeated one 409. */
+  /** `POST .../tags`: a fourth tag is 406, a repeated one 409. */
   async add(kind: DeviceKind, uid: string, tag: string): Promise<void> {
     const row = await this.device(kind, uid);
     if (row.tags.includes(tag)) throw new Conflict(['tag']);
@@ -89,7 +89,7 @@ export class TagService {
 
   /**
    * Deletes a tag from every device, public key and firewall rule of the namespace, in one transaction. A key or
-   * rule filter keeps 1 to 3 tags (SPEC.md section 5), and an empty one must not turn into "every device": when
+   * rule filter keeps 1 to 3 tags, and an empty one must not turn into "every device": when
    * the tag is the last one of some filter, the whole delete is refused with 406 and nothing changes; the user
    * gives those filters another tag (or deletes them) first, as removing a filter's last tag one by one is 406.
    */

@@ -5,7 +5,7 @@ import { tunnel } from './schemas';
 
 const uidParams = T.Object({ uid: deviceUid });
 
-/** HTTP tunnels of a device (SPEC.md section 7, "Tunnels"). */
+/** HTTP tunnels of a device. */
 export const tunnelRoutes = [
   defineRoute({
     method: 'GET',

@@ -91,7 +91,7 @@ export interface Guess {
 }
 
 /**
- * Consecutive-failure lockout for a (source address, subject) pair (SPEC.md section 4). From the
+ * Consecutive-failure lockout for a (source address, subject) pair. From the
  * `auth.lockoutThreshold`-th failure the pair is locked for min(4^(n - threshold), `auth.lockoutMaxMinutes`)
  * minutes; success resets it. Counters live in the cache: Redis when configured, so every instance sees them.
  * `scope` keeps password, MFA-code and recovery-code attempts apart.
@@ -150,7 +150,7 @@ export class Lockout {
 }
 
 /**
- * 429 with the end of the lock (SPEC.md section 4: `X-Account-Lockout`, unix time), and `Retry-After` in seconds
+ * 429 with the end of the lock (`X-Account-Lockout`, unix time), and `Retry-After` in seconds
  * (RFC 9110) for clients that read that instead.
  */
 export function lockedOut(until: number, retryAfter?: number): TooManyRequests {

@@ -20,7 +20,7 @@ export function requireLocalSignIn(features: InstanceFeatures): void {
 }
 
 /**
- * Password sign-in (SPEC.md section 7): by username or e-mail, with the (source, user) lockout of section 4 checked
+ * Password sign-in: by username or e-mail, with the (source, user) lockout (lockout.ts) checked
  * and counted before any password hash is spent, and the MFA step when the user has it on. Before both, the source's
  * budget of failed logins (any user); the hash itself waits for a slot of the bounded hashing (429 when full), ahead
  * of others when the account signed in from this address before.

@@ -1,6 +1,6 @@
 import { StoreModel } from '@gatehouse/core';
 
-/** A user account (SPEC.md section 3). Users belong to no one tenant: namespaces reach them through members. */
+/** A user account. Users belong to no one tenant: namespaces reach them through members. */
 export class User extends StoreModel {
   static override tableName = 'users';
 

@@ -43,7 +43,7 @@ async function switchNamespace({ caller, params, services }: RouteRequest<{ para
   return services.users.authResult(await services.users.get(me.userId), params.tenant, me.signIn);
 }
 
-/** Local sign-in, the current user, namespace switch and profile changes (SPEC.md section 7). */
+/** Local sign-in, the current user, namespace switch and profile changes. */
 export const userRoutes = [
   defineRoute({
     method: 'POST',

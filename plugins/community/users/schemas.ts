@@ -1,12 +1,12 @@
 import { Type as T } from '@sinclair/typebox';
 
-/** Field rules of SPEC.md section 5. */
+/** Field rules of users: username, name, e-mail, password. */
 export const username = T.String({ minLength: 3, maxLength: 30, pattern: '^[A-Za-z0-9_.@-]+$' });
 export const password = T.String({ minLength: 5, maxLength: 30 });
 export const name = T.String({ minLength: 3, maxLength: 20 });
 export const email = T.String({ format: 'email', maxLength: 255 });
 
-/** The User authentication result of SPEC.md section 3. */
+/** The User authentication result of a sign-in. */
 export const userAuth = T.Object({
   token: T.String(),
   id: T.String({ pattern: '^[0-9a-f]{24}$' }),

@@ -77,14 +77,14 @@ export function newSignIn(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** A 24-hex id, as SPEC.md section 3 gives user ids: 4 bytes of time then 8 random bytes (sortable). */
+/** A 24-hex user id: 4 bytes of time then 8 random bytes (sortable). */
 export function newUserId(): string {
   const time = Buffer.alloc(4);
   time.writeUInt32BE(Math.floor(Date.now() / 1000));
   return time.toString('hex') + randomBytes(8).toString('hex');
 }
 
-/** Users: creation, look-up by username or e-mail, and the authentication result of SPEC.md section 3. */
+/** Users: creation, look-up by username or e-mail, and the authentication result of a sign-in. */
 export class UserService {
   private readonly db: Knex;
   private readonly tokens: TokenService;
@@ -164,7 +164,7 @@ export class UserService {
     return fields;
   }
 
-  /** A user by username or e-mail (SPEC.md: login takes either). */
+  /** A user by username or e-mail (login takes either). */
   async findByLogin(identifier: string): Promise<UserRow | undefined> {
     return await this.rows()
       .whereRaw('lower(username) = lower(?)', [identifier])
@@ -275,7 +275,7 @@ export class UserService {
   }
 
   /**
-   * Updates the signed-in user's own record (SPEC.md section 7, PATCH /api/users). Conflicting username or e-mail
+   * Updates the signed-in user's own record. Conflicting username or e-mail
    * answer 409 with those field names; the recovery e-mail must differ from the e-mail and cannot be cleared once
    * set; a new password needs the current one and signs out every older token.
    */
@@ -345,7 +345,7 @@ export class UserService {
   }
 
   /**
-   * Signs a user token scoped to `tenantId` and builds the authentication result of SPEC.md section 3. A token of
+   * Signs a user token scoped to `tenantId` and builds the authentication result of a sign-in. A token of
    * the caller's own sign-in (a namespace switch, a refresh) passes its `signIn`; without one it is a new sign-in.
    */
   async authResult(user: UserRow, tenantId?: string, signIn: string = newSignIn()) {

@@ -1,4 +1,4 @@
-// Every HTTP call the community plugin's screens make (SPEC.md section 7), as data. The shell's client builds
+// Every HTTP call the community plugin's screens make, as data. The shell's client builds
 // requests from an entry; test/e2e/web/api-contract.test.ts checks each one against the server's OpenAPI document.
 // Signing in and switching namespace are the shell's own calls (`sessionCalls`).
 export const calls = {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Container-engine connectors (SPEC.md section 3) and which connector each container device came from. A
+ * Container-engine connectors and which connector each container device came from. A
  * container is a row of `devices` (kind `container`) like any device, so acceptance, the device limit, tags,
  * filters and sessions treat it as one; `connector_containers` says which engine and container it stands for.
  */

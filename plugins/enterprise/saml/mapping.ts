@@ -29,7 +29,7 @@ const NAME_ATTRIBUTES = [
   'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
   'http://schemas.microsoft.com/identity/claims/displayname',
 ];
-// SPEC.md section 5.
+// The field rules of users (plugins/community/users/schemas.ts).
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const USERNAME = /^[A-Za-z0-9\-_.@]{3,30}$/;
 
@@ -61,14 +61,14 @@ export function emailOf(a: Assertion, names: AttributeNames): string | undefined
   return email?.toLowerCase();
 }
 
-/** A display name within SPEC.md's 3 to 20 characters. */
+/** A display name within the 3 to 20 characters a name may have. */
 export function nameOf(a: Assertion, names: AttributeNames, email: string): string {
   const given = first(a.attributes, names.name ? [names.name] : NAME_ATTRIBUTES);
   const name = printable(given ?? email.split('@')[0] ?? email, 100).slice(0, 20);
   return name.length >= 3 ? name : name.padEnd(3, '_');
 }
 
-/** A username as SPEC.md allows it (3 to 30 of letters, digits, - _ . @), from the mapped attribute or the e-mail. */
+/** A username as users may have one (3 to 30 of letters, digits, - _ . @), from the mapped attribute or the e-mail. */
 export function usernameOf(a: Assertion, names: AttributeNames, email: string): string {
   const given = first(a.attributes, [names.username]);
   if (given && USERNAME.test(given)) return given;

@@ -6,7 +6,7 @@ import { AssertionRefused } from './service';
 
 const tags = ['users'];
 const notEnabled = { 501: T.Object({ message: T.String() }) };
-/** SAML single sign-on (SPEC.md sections 6 and 7): the enterprise plugin's calls; other editions answer 501. */
+/** SAML single sign-on: the enterprise plugin's calls; other editions answer 501. */
 export const samlRoutes = [
   defineRoute({
     method: 'GET',

@@ -43,7 +43,7 @@ const CODE_SECONDS = 60;
 const CLOCK_SKEW_MS = 60_000;
 /** Largest metadata document read from an address. */
 const METADATA_BYTES = 1 << 20;
-/** Channel on which instances tell each other that the console changed the settings (DESIGN.md section 9). */
+/** Channel on which instances tell each other that the console changed the settings (see docs/content/developers/architecture.md). */
 const SETTINGS_CHANNEL = 'saml.settings';
 
 /** Why an assertion was refused, for the log and the console's message (never the assertion or a token). */
@@ -64,7 +64,7 @@ interface Active {
 }
 
 /**
- * SAML single sign-on (SPEC.md sections 6 and 7, issue 14) with @node-saml/passport-saml: the IdP from settings
+ * SAML single sign-on with @node-saml/passport-saml: the IdP from settings
  * (config keys or the console), the sign-in address, the assertion consumer with its checks (signature, audience,
  * destination, time window, InResponseTo, replays), just-in-time accounts, and the one-time code the console
  * exchanges for the same token a password sign-in gives.
@@ -142,7 +142,7 @@ export class SamlService {
       }
     }
     this.active = active;
-    // GET /info reports what answers (SPEC.md section 3): SAML while it is usable, and local sign-in unless an
+    // GET /info reports what answers: SAML while it is usable, and local sign-in unless an
     // SSO-only instance turned it off (never while SAML is unusable: nobody could sign in at all).
     this.features.authentication.saml = Boolean(active);
     this.features.authentication.local = !active || active.settings.localLogin;

@@ -8,7 +8,7 @@ import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 export const docsDir = resolve(import.meta.dirname, '../../../docs');
 export const buildDir = join(docsDir, 'build');
 
-/** Routes of SPEC.md section 2 (docs pages are served at the site root). */
+/** Routes of the site (docs pages are served at the site root). */
 export const specRoutes = [
   '/',
   '/search',

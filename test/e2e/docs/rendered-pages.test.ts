@@ -1,6 +1,6 @@
 // Every built page is read as a person sees it (code blocks aside): an admonition or a
 // directive the Markdown pipeline did not render (`:::tip ...`, a lone `:::`, `::name`)
-// would be printed as raw text, as the getting-started page once did (issue 12, item 6).
+// would be printed as raw text, as the getting-started page once did.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect } from 'chai';

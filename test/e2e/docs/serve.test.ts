@@ -1,5 +1,5 @@
-// `npm run docs:serve -- --port P --host H` as a person types it from the repository root
-// (issue 12, item 7): the options reach the server, as with `docusaurus serve`. The site
+// `npm run docs:serve -- --port P --host H` as a person types it from the repository root:
+// the options reach the server, as with `docusaurus serve`. The site
 // served is a two-file stand-in for a build, so no docs build is needed here.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';

@@ -83,7 +83,7 @@ describe('documentation site', function () {
     await context.close();
   });
 
-  it('answers every route of the spec with its own page', async () => {
+  it('answers every route of the site with its own page', async () => {
     const titles = new Map<string, string>();
     for (const route of specRoutes) {
       const answer = await fetch(server.url + route);
@@ -362,7 +362,7 @@ describe('documentation site', function () {
     await dialog.getByRole('searchbox').fill('tenant id');
     const hit = dialog.getByRole('link', { name: /Retrieving your tenant ID/ });
     await hit.waitFor();
-    // The snippet is the page's own opening text, not the version badge and "On this page" (issue 12).
+    // The snippet is the page's own opening text, not the version badge and "On this page".
     const snippet = ((await hit.textContent()) ?? '').replace(/^Retrieving your tenant ID/, '').trim();
     expect(snippet).to.match(/^Agents register into a namespace by its tenant ID/);
     expect(snippet).to.not.match(/Version: |On this page/);

@@ -81,7 +81,7 @@ function digestOfFiles(dir: string): Map<string, string> {
 }
 
 /**
- * Issue 13, item 6: the example plugin, packed with `npm pack` and installed with `npm install` into a fresh copy of
+ * The example plugin, packed with `npm pack` and installed with `npm install` into a fresh copy of
  * Gatehouse, listed in a config file of its own, runs in a server process started from that copy; its route, its
  * table, its hook handler, its CLI command and its console screen are used through the API, the CLI and Chromium,
  * and no Gatehouse file changes.

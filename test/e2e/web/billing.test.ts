@@ -15,7 +15,7 @@ import {
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
 /**
- * Issue 15, billing in the console of the cloud edition: with three devices accepted the fourth cannot be, and the
+ * Billing in the console of the cloud edition: with three devices accepted the fourth cannot be, and the
  * devices screen says why and links to Billing; there the owner adds a card, subscribes, sees the paid invoice, and
  * back on the devices screen accepts the fourth device, which Stripe is told about.
  */

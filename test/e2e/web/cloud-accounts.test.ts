@@ -26,7 +26,7 @@ const carlAccount = {
 };
 
 /**
- * Issue 15, accounts and invitations in the console of the cloud edition: a visitor signs up from the sign-in
+ * Accounts and invitations in the console of the cloud edition: a visitor signs up from the sign-in
  * screen, confirms the address with the mailed link, and signs in; the owner invites her by e-mail and she
  * accepts; someone without an account follows an invitation link to sign-up and lands in the namespace.
  */

@@ -23,7 +23,7 @@ const bea = { name: 'Bea Builder', email: 'bea@example.com', username: 'bea', pa
 const carl = { name: 'Carl Coder', email: 'carl@example.com', username: 'carl', password: 'carl_secret-1' };
 
 /**
- * Issue 15's "done means", as one person's first day on the cloud edition: Bea signs up, confirms her address from
+ * One person's first day on the cloud edition, end to end: Bea signs up, confirms her address from
  * the mail (a real SMTP server), makes her namespace, invites Carl, who accepts by signing up from the mailed link,
  * accepts her three free devices, meets the limit at the fourth, subscribes (the Stripe double) and accepts it.
  */

@@ -9,7 +9,7 @@ import type { ConsoleServer } from './support/console-server';
 import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 /**
- * Issue 12, item 3: between Accept and its agent's tunnel the console says "Waiting for the agent", not "Offline",
+ * Between Accept and its agent's tunnel the console says "Waiting for the agent", not "Offline",
  * and turns "Online" by itself. The agent is stopped before the acceptance and started after it, so the waiting
  * state lasts long enough to be seen whatever the machine's speed.
  */

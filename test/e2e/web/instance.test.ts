@@ -4,7 +4,7 @@ import { expectAccessible, noWiderThanScreen, signIn } from './support/browser';
 import type { ConsoleServer } from './support/console-server';
 import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
-// The instance administrator's area (issue 12): the setup user sees Instance (Users, Namespaces, Health) and
+// The instance administrator's area: the setup user sees Instance (Users, Namespaces, Health) and
 // creates, resets, disables and enables accounts there; a person who is not an instance administrator sees no
 // such area and is told so at its addresses. At 1280 and 390 px, axe clean, never wider than the screen.
 

@@ -6,7 +6,7 @@ import { type SignedInConsole, signedInConsole } from './support/signed-in';
 import { authenticatorCode } from './support/totp';
 
 // Two-step verification's way back in: the recovery codes shown when it is turned on sign a person in once
-// each, and a code just used still turns two-step verification off for a while (SPEC.md sections 4 and 9).
+// each, and a code just used still turns two-step verification off for a while.
 
 describe('web console: recovery codes and turning two-step verification off', function () {
   this.timeout(60_000);

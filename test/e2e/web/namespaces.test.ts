@@ -5,7 +5,7 @@ import type { ConsoleServer } from './support/console-server';
 import { type SignedInConsole, signedInConsole } from './support/signed-in';
 
 // Namespaces from the switcher at the top of every screen: create one, switch between them, delete one as its
-// owner, and leave one as a member (SPEC.md section 4: leaving returns a token without that namespace).
+// owner, and leave one as a member (leaving returns a token without that namespace).
 
 interface Auth {
   token: string;

@@ -14,7 +14,7 @@ import { completeSetup, expectAccessible, launchBrowser, owner, signIn } from '.
 import { ensureConsoleBuilt } from './support/console-server';
 
 /**
- * Issue 13: the console learns the running plugins from the server and loads their modules, an outside plugin's
+ * The console learns the running plugins from the server and loads their modules, an outside plugin's
  * prebuilt ES module included, with React and the kit shared through the page's import map. The fixture plugin is
  * built here the way its author would build it (@gatehouse/console/vite), into a folder outside the repository's
  * plugins, and its manifest's `console` field points the server at it.

@@ -4,7 +4,7 @@ import { TestIdp } from '../../support/saml-idp';
 import { completeSetup, expectAccessible, launchBrowser, owner } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
-// SAML single sign-on in the enterprise console (issue 14): the instance administrator sets it up in Instance,
+// SAML single sign-on in the enterprise console: the instance administrator sets it up in Instance,
 // Single sign-on from the IdP's metadata; then a person clicks "Sign in with SSO", signs in at the IdP (samlify, with
 // a self-signed certificate made by openssl), and lands in the console signed in, created just in time. A refused
 // answer is explained on the sign-in screen; an SSO-only instance shows no password form.

@@ -5,7 +5,7 @@ import { dropDatabase, freshDatabase } from '../../support/server';
 import { completeSetup, expectAccessible, launchBrowser } from './support/browser';
 import { type ConsoleServer, startConsoleServer } from './support/console-server';
 
-// Issue 11: with PostgreSQL away, signed-in calls answered 401 and the console signed everyone out. The server now
+// With PostgreSQL away, signed-in calls once answered 401 and the console signed everyone out. The server now
 // answers 503 and the console keeps the person signed in, says why screens do not load, and recovers by itself.
 
 async function admin(sql: string, params: unknown[] = []): Promise<void> {

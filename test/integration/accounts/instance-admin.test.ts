@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /**
- * Instance administration (issue 12): the setup user is the instance administrator; /api/admin/... is for
+ * Instance administration: the setup user is the instance administrator; /api/admin/... is for
  * instance administrators only (anonymous 401, anyone else 403, namespace owners included); a disabled account
  * cannot sign in, and its tokens and the API keys it created stop working.
  */

@@ -17,7 +17,7 @@ describe('accounts: login, profile changes, namespace switch and tokens', functi
     await server?.stop();
   });
 
-  it('validates PATCH /api/users fields as SPEC.md section 5 says, naming each bad field', async () => {
+  it('validates PATCH /api/users fields by their rules, naming each bad field', async () => {
     const me = await createUser(server, 'val-user');
     const res = await server.api('PATCH', '/api/users', {
       token: me.token,
@@ -154,7 +154,7 @@ describe('accounts: login, profile changes, namespace switch and tokens', functi
     );
   });
 
-  it('rejects tampered, expired-looking and foreign tokens with the spec message', async () => {
+  it('rejects tampered, expired-looking and foreign tokens with the one 401 message', async () => {
     const me = await createUser(server, 'tamper');
     const [h, p, s] = me.token.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ sub: me.id, kind: 'user' })).toString('base64url')}.${s}`;

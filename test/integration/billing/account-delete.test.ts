@@ -5,7 +5,7 @@ import { type FakeStripe, startFakeStripe } from '../../support/stripe';
 import { signUp } from '../cloud/mail';
 
 /**
- * `DELETE /api/user` settles billing first (issue 15): the running subscription of every namespace the account
+ * `DELETE /api/user` settles billing first: the running subscription of every namespace the account
  * alone owns ends at the provider before anything goes, and a provider that does not answer keeps the account and
  * its namespaces with 424.
  */

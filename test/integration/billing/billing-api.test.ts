@@ -11,7 +11,7 @@ import { type LoginAnswer, startServer, type TestServer } from '../../support/se
 import { type FakeStripe, startFakeStripe } from '../../support/stripe';
 
 /**
- * Billing of the cloud edition (issue 15) through its API, against the official Stripe SDK talking to a local
+ * Billing of the cloud edition through its API, against the official Stripe SDK talking to a local
  * Stripe (test/support/stripe.ts): customer and cards, subscription and invoices, the 402 beyond the free devices,
  * usage reported to the provider, webhooks verified by signature, 424 when the provider is away, and a lapsed
  * subscription keeping only the chosen devices reachable through the SSH gateway.

@@ -82,7 +82,7 @@ describe('cloud: sign-up, verification, password recovery and account deletion',
     expect(second.status).to.equal(403);
   });
 
-  it('checks the fields of SPEC.md section 5 and answers 409 naming what is taken', async () => {
+  it('checks the sign-up fields and answers 409 naming what is taken', async () => {
     await signUp(server, smtp, 'taken');
     const bad = await register({ name: 'ab', email: 'not-an-email', username: 'x', password: 'has space!' });
     expect(bad.status).to.equal(400);

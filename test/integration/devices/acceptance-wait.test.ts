@@ -9,7 +9,7 @@ import { type LoginAnswer, startServer, type TestServer } from '../../support/se
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
 /**
- * Issue 12, item 3: a person who presses Accept and then Connect finds the device online. The pending agent holds
+ * A person who presses Accept and then Connect finds the device online. The pending agent holds
  * `GET /api/devices/auth/wait`; the acceptance answers it (on any instance), and the agent dials at once instead of
  * at its next availability call, up to 30 s later.
  */

@@ -30,7 +30,7 @@ describe('devices: the lifecycle with real agents', function () {
     return a;
   };
 
-  // An agent is a device wherever it runs: inside a container too (issue 12, item 2).
+  // An agent is a device wherever it runs: inside a container too.
   const kind = '/api/devices';
   const device = async (uid: string) => (await server.api('GET', `${kind}/${uid}`, { token: me.token })).body;
 
@@ -136,7 +136,7 @@ describe('devices: the lifecycle with real agents', function () {
     expect((await server.api('PATCH', `${kind}/${two}/accept`, { token: me.token })).status).to.equal(402);
   });
 
-  it('lists an agent running inside a container as a device: Devices, Home and the limit agree (issue 12, item 2)', async () => {
+  it('lists an agent running inside a container as a device: Devices, Home and the limit agree', async () => {
     await server.kernel.container.cradle.namespaces.setMaxDevices(me.tenant, -1);
     const here = agent(5);
     await here.waitFor(/pending acceptance/);

@@ -6,7 +6,7 @@ import { type LoginAnswer, startServer, type TestServer } from '../../support/se
 type Platform = 'native' | 'docker';
 
 /**
- * The devices API of SPEC.md section 7 driven through the agent's own registration call: lists, filters, paging,
+ * The devices API driven through the agent's own registration call: lists, filters, paging,
  * renames, statuses, acceptance rules, tags across the namespace, stats, containers and namespace isolation.
  */
 describe('devices: the API', function () {

@@ -4,7 +4,7 @@ import { DevicePresence } from '../../../plugins/community/devices/presence';
 import { type MigratedStore, migratedStore } from '../../support/store';
 
 /**
- * The devices side of the tunnel hub (issue 16): tunnels that come up together are written connected in one
+ * The devices side of the tunnel hub: tunnels that come up together are written connected in one
  * statement, a tunnel that closes right after it came up ends offline, and the writes of several rows (arrivals,
  * ping rounds) never deadlock against each other. On PostgreSQL when TEST_DATABASE_URL is set, else the embedded
  * store.

@@ -79,7 +79,7 @@ describe('first calls: info, setup, login, current user', () => {
       'max_namespaces',
       'admin',
     ]);
-    // The setup user is the instance administrator; the flag is Gatehouse's one addition to SPEC's result.
+    // The setup user is the instance administrator; the flag is Gatehouse's one addition to the authentication result.
     expect(byName.admin).to.equal(true);
     const byEmail = await server.login(winner.email.toUpperCase(), defaultUser.password);
     expect(byEmail.id).to.equal(byName.id);
@@ -102,7 +102,7 @@ describe('first calls: info, setup, login, current user', () => {
     expect(wrong.body).to.deep.equal(unknown.body);
   });
 
-  it('refuses missing, malformed and forged tokens with the spec message', async () => {
+  it('refuses missing, malformed and forged tokens with the one 401 message', async () => {
     for (const headers of <Record<string, string>[]>[
       {},
       { authorization: 'Bearer' },

@@ -3,7 +3,7 @@ import ssh2 from 'ssh2';
 import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
-/** The HTTP calls of public keys, firewall rules and sessions (SPEC.md section 7), without an agent. */
+/** The HTTP calls of public keys, firewall rules and sessions, without an agent. */
 describe('gateway API: public keys, firewall rules, sessions and the gateway signature', () => {
   let server: TestServer;
   let owner: LoginAnswer;

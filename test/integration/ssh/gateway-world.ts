@@ -122,7 +122,7 @@ export class GatewayWorld {
 
   async waitForDevice(status: string, name = this.deviceName): Promise<string> {
     for (let i = 0; i < 200; i++) {
-      // An agent is a device wherever it runs, in a container too (issue 12, item 2).
+      // An agent is a device wherever it runs, in a container too.
       const res = await this.api('GET', `/api/devices?status=${status}&per_page=100`);
       const list = Array.isArray(res.body) ? (res.body as { uid: string; name: string }[]) : [];
       const found = list.find((d) => d.name === name);

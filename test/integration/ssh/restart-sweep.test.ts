@@ -43,7 +43,7 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>):
 }
 
 /**
- * Issue 11: a server that crashed left its sessions active for minutes (until no heartbeat had vouched for them in
+ * A server that crashed once left its sessions active for minutes (until no heartbeat had vouched for them in
  * five). The server that starts again closes them at once, and no instance closes another live one's.
  */
 describe('ssh sessions of a server that crashed', function () {

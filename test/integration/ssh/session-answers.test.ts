@@ -4,7 +4,7 @@ import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /**
- * What the sessions calls answer about each session's device (SPEC.md section 3, Session: `device`) and what
+ * What the sessions calls answer about each session's device (`device`) and what
  * `GET /api/stats` counts as active sessions, without an agent: devices register through the agent's own call and
  * sessions are opened through the service the gateway uses.
  */
@@ -86,7 +86,7 @@ describe('sessions: the device in each answer, and active sessions in the stats'
     const uid = await register(me.tenant);
     expect((await api('PATCH', `/api/devices/${uid}/accept`)).status).to.equal(200);
     expect((await api('POST', `/api/devices/${uid}/tags`, { tag: 'prod' })).status).to.equal(200);
-    // An agent inside a container is a device too (issue 12, item 2).
+    // An agent inside a container is a device too.
     const inDocker = await register(me.tenant, { platform: 'docker' });
     const s1 = await open(me.tenant, uid);
     const s2 = await open(me.tenant, inDocker);

@@ -11,7 +11,7 @@ import { GatewayWorld } from './gateway-world';
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
 /**
- * Two `gatehouse serve` instances of one installation share PostgreSQL and Redis (DESIGN.md section 9). The agent
+ * Two `gatehouse serve` instances of one installation share PostgreSQL and Redis (see docs/content/developers/architecture.md). The agent
  * and the user's SSH connection are on the first; the close call may land on the second.
  */
 describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABASE_URL and TEST_REDIS_URL)', function () {

@@ -11,7 +11,7 @@ import { dropDatabase, freshDatabase } from '../../support/server';
 const statuses = ['accepted', 'pending', 'rejected', 'removed', 'unused'] as const;
 
 /**
- * The kept device counts (issue 16): triggers keep `device_counts` and `device_tag_counts` equal to a count of
+ * The kept device counts: triggers keep `device_counts` and `device_tag_counts` equal to a count of
  * `devices` through every kind of change, including changes made at the same time on several connections, and the
  * migrations fill them from the rows already there.
  */

@@ -99,7 +99,7 @@ describe('store migrations: devices and tunnels', () => {
     expect(await db('tunnels')).to.deep.equal([]);
   });
 
-  it('files every agent, one in a container too, as a device, and goes back (issue 12, item 2)', async () => {
+  it('files every agent, one in a container too, as a device, and goes back', async () => {
     // The kept counts' triggers name `kind`: they go first and come back last, as the migrator would.
     await laterDown();
     await devicesKind.down(db);

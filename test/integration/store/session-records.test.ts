@@ -7,7 +7,7 @@ import { NamespaceSessions, SessionService } from '../../../plugins/community/se
 import { type MigratedStore, migratedStore } from '../../support/store';
 
 /**
- * Recorded terminal output as the gateway hands it to the store: the bytes the device sent, not strings (issue 16).
+ * Recorded terminal output as the gateway hands it to the store: the bytes the device sent, not strings.
  * On PostgreSQL they go in one binary COPY (copy-records.ts); on the embedded store as INSERTs of about 2 MB in a
  * transaction. Either way what reads back is the text a terminal would show, and a flush is kept whole and in
  * order, or not at all.

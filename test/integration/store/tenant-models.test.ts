@@ -12,7 +12,7 @@ import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
 /**
- * Tenant scoping is structural (issue 13, item 3): a tenant model's query is bound to one tenant by the tenant
+ * Tenant scoping is structural: a tenant model's query is bound to one tenant by the tenant
  * store, cannot be built without one, and a model class serves any number of stores in one process.
  */
 describe('store: tenant models', () => {

@@ -4,7 +4,7 @@ import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /**
- * The namespace-wide tag calls (SPEC.md section 7, "Tags") over everything that carries tags: devices, public-key
+ * The namespace-wide tag calls over everything that carries tags: devices, public-key
  * filters and firewall-rule filters. A rename or delete changes all of them in one transaction or none of them.
  */
 describe('tags: namespace-wide list, rename and delete over devices, public keys and firewall rules', function () {

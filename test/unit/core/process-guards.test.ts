@@ -36,7 +36,7 @@ function run(script: string): Promise<{ code: number | null; out: string }> {
   });
 }
 
-/** Issue 11, critical 1: no single failure ends the server process; each is logged loudly and counted. */
+/** No single failure ends the server process; each is logged loudly and counted. */
 describe('process guards of gatehouse serve', function () {
   this.timeout(30_000);
 

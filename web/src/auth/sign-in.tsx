@@ -8,7 +8,7 @@ import { Button, TextField } from '../shell/ui/controls';
 import { Alert } from '../shell/ui/feedback';
 import { AuthFrame } from './auth-frame';
 
-/** SPEC.md section 4: the lockout header holds the unix time the lockout ends (0 means none). */
+/** The lockout header holds the unix time the lockout ends (0 means none). */
 export function lockoutMessage(header: string | null, now = Date.now()): string {
   const until = Number(header);
   if (!header || !Number.isFinite(until) || until <= 0) {

@@ -2,7 +2,7 @@ import type { ComponentType, LazyExoticComponent, ReactNode } from 'react';
 import type { ApiClient } from './api/client';
 import type { DeviceSummary, InstanceInfo, Role } from './api/types';
 
-// The typed slots a plugin's web module fills (DESIGN.md section 8). The shell renders them; a plugin never
+// The typed slots a plugin's web module fills (see docs/content/developers/console-modules.md). The shell renders them; a plugin never
 // reaches into the shell's layout.
 
 export type PageComponent = ComponentType<{ params: Record<string, string> }>;

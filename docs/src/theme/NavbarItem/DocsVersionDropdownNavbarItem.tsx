@@ -15,7 +15,7 @@ import type { ReactNode } from 'react';
  * Elsewhere (API references, search) Docusaurus would show the released version whatever
  * the reader chose, because the released docs are served at the site root and so every
  * path looks like one of theirs; there the menu shows the stored choice instead
- * (SPEC.md section 9: the docs version choice is kept in local storage).
+ * (the docs version choice is kept in local storage).
  */
 export default function DocsVersionDropdownNavbarItem(props: Props): ReactNode {
   const { docsPluginId, mobile, dropdownActiveClassDisabled } = props;

@@ -1,5 +1,5 @@
 // The fingerprint `ssh-keygen -l` prints: SHA-256 of the public key blob, base64 without padding, after "SHA256:".
-// Worked out in the browser from the key itself, beside the MD5 fingerprint SPEC.md gives keys.
+// Worked out in the browser from the key itself, beside the MD5 fingerprint the API gives keys.
 
 function base64(bytes: Uint8Array): string {
   let s = '';

@@ -37,7 +37,7 @@ const column = createColumnHelper<PublicKey>();
 const keyLine =
   /^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)\s+[A-Za-z0-9+/=]+/;
 
-/** The API takes the whole authorized_keys line, base64-encoded (SPEC.md section 3: data is base64). */
+/** The API takes the whole authorized_keys line, base64-encoded (data is base64). */
 export function encodeKeyData(line: string): string {
   return btoa(line.trim());
 }

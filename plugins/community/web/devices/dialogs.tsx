@@ -15,7 +15,7 @@ import type { DeviceKind } from './kind';
 
 export type DeviceDialog = { kind: 'rename' | 'tags' | 'remove'; device: Device } | null;
 
-/** Tag rules from SPEC.md section 5: 1 to 3 unique tags of 3 to 255 characters. */
+/** Tag rules: 1 to 3 unique tags of 3 to 255 characters. */
 export function tagProblem(tags: string[]): string | null {
   if (tags.length > 3) return 'A device can have at most 3 tags.';
   if (new Set(tags).size !== tags.length) return 'Each tag may appear only once.';

@@ -1,7 +1,7 @@
 import type { Call } from '@gatehouse/console';
 import { calls } from '../api';
 
-// Devices and containers share one shape and one set of calls (SPEC.md section 7); a kind names which. Every agent
+// Devices and containers share one shape and one set of calls; a kind names which. Every agent
 // is a device, wherever it runs; containers are what a container-engine connector exposes.
 export interface DeviceKind {
   noun: string;

@@ -56,7 +56,7 @@ export function StatusBadge({ device }: { device: Device }) {
   return <span className="badge">{device.status}</span>;
 }
 
-/** Why a pending device cannot be accepted (SPEC.md section 4: the namespace device limit). */
+/** Why a pending device cannot be accepted (the namespace device limit). */
 export function limitExplanation(namespace: Namespace | undefined): string {
   const max = namespace?.max_devices;
   return max && max > 0

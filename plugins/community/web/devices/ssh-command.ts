@@ -9,7 +9,7 @@ export function sshEndpoint(info: InstanceInfo): { host: string; port: number } 
   return { host, port: match?.[2] ? Number(match[2]) : 22 };
 }
 
-/** DESIGN.md section 7: users type `ssh <device-user>@<namespace>.<device-name>@<host> -p <port>`. */
+/** Users type `ssh <device-user>@<namespace>.<device-name>@<host> -p <port>`. */
 export function sshCommand(info: InstanceInfo, device: Device, deviceUser = 'root'): string {
   const { host, port } = sshEndpoint(info);
   const target = device.namespace ? `${device.namespace}.${device.name}` : device.uid;

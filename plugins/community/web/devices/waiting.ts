@@ -2,7 +2,7 @@ import { useEffect } from 'react';
 import type { Device } from '../types';
 
 /**
- * Between Accept and its agent's tunnel, a device is "waiting for the agent" rather than offline (issue 12, item 3):
+ * Between Accept and its agent's tunnel, a device is "waiting for the agent" rather than offline:
  * the server tells the waiting agent at once and it connects within a few seconds. Past this window an accepted
  * device that is not online is plainly offline.
  */

@@ -37,7 +37,7 @@ export function SessionsPage() {
       api.page<Session>(calls.listSessions, { query: { page: query.page, per_page: query.perPage } }),
     [api, user.tenant],
   );
-  // SPEC.md gives each session its device "when it still exists", without saying whether it is an agent's device or
+  // The API gives each session its device "when it still exists", without saying whether it is an agent's device or
   // a container a connector exposes. Each device of the page is looked up once: its kind gives the link, and its
   // name stands in when the answer leaves the device out, so a person reads names rather than uids.
   const uids = [...new Set((sessions.data?.items ?? []).map((s) => s.device_uid))];

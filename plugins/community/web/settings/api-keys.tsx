@@ -24,7 +24,7 @@ import type { ApiKey, CreatedApiKey } from '../types';
 import { grantableRoles, roleLabels } from './roles';
 import { SecretShownOnce } from './shown-once';
 
-/** SPEC.md section 5: the expiry in days is one of -1 (never), 30, 60, 90 or 365. */
+/** The expiry in days is one of -1 (never), 30, 60, 90 or 365. */
 const expiries = [
   { value: '30', label: '30 days' },
   { value: '60', label: '60 days' },

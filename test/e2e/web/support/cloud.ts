@@ -6,7 +6,7 @@ import type { FakeStripe } from '../../../support/stripe';
 import type { Person } from './browser';
 
 /**
- * The steps of the cloud edition's console (issue 15) that its browser tests share: sign-up, the mailed links,
+ * The steps of the cloud edition's console that its browser tests share: sign-up, the mailed links,
  * invitations, devices knocking, and billing. Each step waits for what the user would see when it is done.
  */
 

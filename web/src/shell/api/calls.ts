@@ -1,4 +1,4 @@
-// The calls the shell itself makes (SPEC.md section 7): the instance, first-run setup, signing in and the session's
+// The calls the shell itself makes: the instance, first-run setup, signing in and the session's
 // namespace. Every plugin keeps its own table beside its screens (`plugins/<name>/web/api.ts`); the client takes a
 // call from any table, and test/e2e/web/api-contract.test.ts checks every table against the server's OpenAPI document.
 

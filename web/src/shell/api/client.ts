@@ -100,7 +100,7 @@ async function readBody(response: Response): Promise<unknown> {
   }
 }
 
-/** SPEC.md section 5: filters are base64-encoded JSON lists of property and operator items. */
+/** Filters are base64-encoded JSON lists of property and operator items. */
 export type FilterItem =
   | {
       type: 'property';

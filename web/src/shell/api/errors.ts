@@ -1,6 +1,6 @@
 /**
  * An API answer that was not a success, with the words a person should read.
- * `fields` holds the field names a 400 or 409 answer listed (SPEC.md section 8).
+ * `fields` holds the field names a 400 or 409 answer listed.
  */
 export class ApiError extends Error {
   readonly status: number;
