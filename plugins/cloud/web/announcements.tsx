@@ -11,7 +11,6 @@ export function NewAnnouncement() {
   const api = useApi();
   const user = useUser();
   const [shown, setShown] = useState<Announcement | null>(null);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: looked up again for each user who signs in
   useEffect(() => {
     let live = true;
     api
