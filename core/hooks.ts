@@ -39,6 +39,11 @@ export interface HookMap {
   'member.invite': MemberInvite;
   /** Runs inside the deleting transaction before a namespace and everything in it go (cloud reports billing). */
   'namespace.beforeDelete': { tenantId: string; trx: Knex.Transaction };
+  /**
+   * A namespace is answered (the Namespace entity's `billing`): an edition that bills fills in the namespace's
+   * customer and subscription; without one it stays null.
+   */
+  'namespace.view': { tenantId: string; billing: NamespaceBilling | null };
   /** `GET /api/stats`: features fill in their counts (sessions: `active_sessions`). */
   'stats.collect': { tenantId: string; stats: { active_sessions: number } };
   /**
@@ -54,6 +59,13 @@ export interface HookMap {
   'tags.deleted': { tenantId: string; tag: string; db: Knex.Transaction; tenant: TenantStore };
 }
 
+/** A namespace's billing as the Namespace entity carries it: the customer, and the subscription when one exists. */
+export interface NamespaceBilling {
+  customer_id: string;
+  subscription?: { id: string; status: string; current_period_end: number };
+  created_at?: string;
+  updated_at?: string;
+}
 /** What `member.invite` handlers see (and may change: `status`, `expiresAt`). */
 export interface MemberInvite {
   tenantId: string;

@@ -28,7 +28,7 @@ export {
 export type { Config } from './config/schema';
 export type { Cradle } from './cradle';
 export * from './errors';
-export { type HookMap, Hooks, type MemberInvite } from './hooks';
+export { type HookMap, Hooks, type MemberInvite, type NamespaceBilling } from './hooks';
 export { type ConsoleModuleEntry, consoleModuleEntries } from './http/console-modules';
 export * from './http/list';
 export {

@@ -37,6 +37,9 @@ export function registerBilling(ctx: RegisterContext): void {
   ctx.hooks.on('device.beforeConnect', ({ tenantId, uid }) =>
     ctx.resolve('billing').checkConnect(tenantId, uid),
   );
+  ctx.hooks.on('namespace.view', async (view) => {
+    view.billing = await ctx.resolve('billing').namespaceBilling(view.tenantId);
+  });
   ctx.hooks.on('namespace.beforeDelete', ({ tenantId, trx }) =>
     ctx.resolve('billing').endForDeletion(tenantId, trx),
   );

@@ -3,6 +3,7 @@ import {
   type Config,
   HttpError,
   type Logger,
+  type NamespaceBilling,
   NotFound,
   PaymentRequired,
   TenantStore,
@@ -449,6 +450,35 @@ export class BillingService {
 
   private async acceptedDevices(tenantId: string): Promise<number> {
     return this.store(tenantId).query(Device).where('status', 'accepted').resultSize();
+  }
+
+  /**
+   * The Namespace entity's `billing`: the customer and, when there is one, the subscription as last reported. No
+   * call to the provider: a namespace list must not wait on it.
+   */
+  async namespaceBilling(tenantId: string): Promise<NamespaceBilling | null> {
+    const store = this.store(tenantId);
+    const [customer, subscription] = await Promise.all([
+      store.query(BillingCustomer).first().select('customer_id', 'created_at'),
+      store.query(BillingSubscription).first().select('subscription_id', 'status', 'end_at', 'state_at'),
+    ]);
+    if (!customer) return null;
+    return {
+      customer_id: customer.customer_id,
+      ...(subscription
+        ? {
+            subscription: {
+              id: subscription.subscription_id,
+              status: subscription.status,
+              current_period_end: subscription.end_at
+                ? Math.floor(new Date(subscription.end_at).getTime() / 1000)
+                : 0,
+            },
+            updated_at: new Date(subscription.state_at).toISOString(),
+          }
+        : {}),
+      created_at: new Date(customer.created_at).toISOString(),
+    };
   }
 
   private async customerId(tenantId: string): Promise<string | undefined> {

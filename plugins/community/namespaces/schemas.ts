@@ -56,6 +56,26 @@ export const namespaceView = T.Object({
   max_devices: T.Integer({ description: '-1 unlimited, otherwise at least 3' }),
   device_count: T.Integer(),
   created_at: T.String({ format: 'date-time' }),
+  billing: T.Union(
+    [
+      T.Object({
+        customer_id: T.String({ description: "the namespace's customer at the payment provider" }),
+        subscription: T.Optional(
+          T.Object({
+            id: T.String(),
+            status: T.String({
+              description: "the provider's subscription status (active, past_due, canceled ...)",
+            }),
+            current_period_end: T.Integer({ description: 'end of the paid period, unix seconds' }),
+          }),
+        ),
+        created_at: T.Optional(T.String({ format: 'date-time' })),
+        updated_at: T.Optional(T.String({ format: 'date-time' })),
+      }),
+      T.Null(),
+    ],
+    { description: 'null outside the cloud edition, and for a namespace that never had a customer' },
+  ),
 });
 /** The Namespace entity as the API answers it, with its members. */
 export type NamespaceView = Static<typeof namespaceView>;

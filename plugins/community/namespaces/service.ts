@@ -7,6 +7,7 @@ import {
   fromDatabaseError,
   type Hooks,
   type InstanceKeys,
+  type NamespaceBilling,
   NotFound,
   type Role,
   roleAtLeast,
@@ -147,6 +148,8 @@ export class NamespaceService {
         ...(m.expires_at ? { expires_at: iso(m.expires_at) } : {}),
       }),
     );
+    const billed = { tenantId: ns.tenant_id, billing: null as NamespaceBilling | null };
+    await this.hooks.run('namespace.view', billed);
     return {
       name: ns.name,
       owner: ns.owner,
@@ -160,6 +163,7 @@ export class NamespaceService {
       max_devices: ns.max_devices,
       device_count: await this.deviceCount(ns.tenant_id),
       created_at: iso(ns.created_at),
+      billing: billed.billing,
     };
   }
 

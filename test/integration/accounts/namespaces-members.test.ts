@@ -25,6 +25,8 @@ describe('accounts: namespaces and members', function () {
     });
     expect(created.status).to.equal(200);
     expect(created.body).to.include({ name: 'ns-one', owner: me.id, device_count: 0, max_devices: -1 });
+    // Outside the cloud edition a namespace has no billing.
+    expect(created.body.billing).to.equal(null);
     expect(created.body.tenant_id).to.match(/^[0-9a-f-]{36}$/);
     expect(created.body.members).to.have.length(1);
     expect(created.body.members[0]).to.include({

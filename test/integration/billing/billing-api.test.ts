@@ -126,6 +126,8 @@ describe('billing (cloud): the API against a local Stripe', function () {
     });
     const ns = await api('GET', `/api/namespaces/${me.tenant}`);
     expect(ns.body.max_devices).to.equal(3);
+    // The Namespace entity's billing: null until the namespace has a customer.
+    expect(ns.body.billing).to.equal(null);
   });
 
   it('accepts three devices for free and answers 402 on the fourth without a subscription', async () => {
@@ -160,6 +162,9 @@ describe('billing (cloud): the API against a local Stripe', function () {
     expect((await api('GET', '/api/billing/customer')).body.id).to.equal(made.body.id);
     const atStripe = (await stripe.sdk.customers.retrieve(made.body.id)) as Stripe.Customer;
     expect(atStripe.metadata).to.deep.equal({ tenant_id: me.tenant });
+    const { billing } = (await api('GET', `/api/namespaces/${me.tenant}`)).body;
+    expect(billing).to.deep.equal({ customer_id: made.body.id, created_at: billing.created_at });
+    expect(Date.parse(billing.created_at)).to.be.closeTo(Date.now(), 60_000);
   });
 
   it('attaches, lists, defaults and detaches cards, and refuses cards that are not the namespace’s', async () => {
@@ -216,6 +221,15 @@ describe('billing (cloud): the API against a local Stripe', function () {
     expect(await quantityAtStripe(sub.body.id)).to.equal(3);
     const again = await api('POST', '/api/billing/subscription');
     expect(again.body.id).to.equal(sub.body.id);
+    // The namespace, alone and in the list, carries the subscription as the provider reported it.
+    const alone = (await api('GET', `/api/namespaces/${me.tenant}`)).body.billing;
+    expect(alone.subscription).to.deep.equal({
+      id: sub.body.id,
+      status: 'active',
+      current_period_end: sub.body.end_at,
+    });
+    const listed = (await api('GET', '/api/namespaces')).body as { tenant_id: string; billing: unknown }[];
+    expect(listed.find((n) => n.tenant_id === me.tenant)?.billing).to.deep.equal(alone);
     expect((await api('GET', `/api/namespaces/${me.tenant}`)).body.max_devices).to.equal(-1);
 
     // The only card now pays the subscription: removing it is refused with a message and a code, not a field list.
