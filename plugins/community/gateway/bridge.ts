@@ -20,6 +20,8 @@ export interface SeatContext {
   touch(): void;
   /** The connection's logger: a seat logs each step at debug level, so a session that hangs says where. */
   log: Logger;
+  /** The connection's open channels toward the client, where a close call's notice is written. */
+  channels: Set<ServerChannel>;
 }
 
 /**
@@ -77,6 +79,8 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     // the channel once that EOF is in. Input waits in the channel's buffer until the device side is open.
     const down = accept();
     if (!down) return;
+    ctx.channels.add(down);
+    down.once('close', () => ctx.channels.delete(down));
     if (command.kind === 'shell') journal.event('shell', seat);
     else if (command.kind === 'exec') journal.event('exec', seat, { command: command.command });
     else journal.event('subsystem', seat, { name: command.name });

@@ -38,6 +38,23 @@ export function gatewayInstance(dataDir: string): string {
 /** Where a close call is announced to every server, for the one carrying the session. */
 const CLOSE_CHANNEL = 'sessions:close';
 
+/** Ends one session this server carries, first showing `notice` (one line) to the person in it. */
+export type SessionEnd = (notice?: string) => void;
+
+/** A close call as it travels between servers: `{"uid","notice"}`, or the bare uid that older servers send. */
+function closeMessage(message: string): { uid: string; notice?: string } | undefined {
+  if (!message.startsWith('{')) return { uid: message };
+  try {
+    const parsed = JSON.parse(message) as { uid?: unknown; notice?: unknown };
+    if (typeof parsed.uid !== 'string') return undefined;
+    return typeof parsed.notice === 'string'
+      ? { uid: parsed.uid, notice: parsed.notice }
+      : { uid: parsed.uid };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The sessions this server's gateway is carrying: the close call ends one, and a heartbeat
  * keeps their `last_seen` fresh so that sessions of a server that died are closed by the survivors. A close call
@@ -45,7 +62,7 @@ const CLOSE_CHANNEL = 'sessions:close';
  * the server that carries it ends it.
  */
 export class LiveSessions implements LiveSessionCloser {
-  private readonly ends = new Map<string, () => void>();
+  private readonly ends = new Map<string, SessionEnd>();
   private readonly log: Logger;
   private readonly cache: Cache;
   private readonly sessions: SessionService;
@@ -72,8 +89,9 @@ export class LiveSessions implements LiveSessionCloser {
     const closed = await this.sessions.closeOrphans(this.instance, (other) => this.isAlive(other));
     if (closed > 0) this.log.info({ closed }, 'closed sessions left open by a gateway that is gone');
     this.aliveTimer ??= setInterval(() => void this.vouch(), ALIVE_SECONDS * 1000).unref();
-    this.unsubscribe ??= await this.cache.subscribe(CLOSE_CHANNEL, (uid) => {
-      this.end(uid);
+    this.unsubscribe ??= await this.cache.subscribe(CLOSE_CHANNEL, (message) => {
+      const call = closeMessage(message);
+      if (call) this.end(call.uid, call.notice);
     });
   }
 
@@ -97,7 +115,7 @@ export class LiveSessions implements LiveSessionCloser {
     }
   }
 
-  add(uid: string, end: () => void): void {
+  add(uid: string, end: SessionEnd): void {
     this.ends.set(uid, end);
     this.timer ??= setInterval(() => void this.heartbeat(), HEARTBEAT_SECONDS * 1000).unref();
   }
@@ -107,15 +125,15 @@ export class LiveSessions implements LiveSessionCloser {
   }
 
   /** Ends the session here if this server carries it, otherwise asks the server that does. */
-  async close(uid: string): Promise<void> {
-    if (this.end(uid)) return;
-    await this.cache.publish(CLOSE_CHANNEL, uid);
+  async close(uid: string, notice?: string): Promise<void> {
+    if (this.end(uid, notice)) return;
+    await this.cache.publish(CLOSE_CHANNEL, JSON.stringify(notice === undefined ? { uid } : { uid, notice }));
   }
 
-  private end(uid: string): boolean {
+  private end(uid: string, notice?: string): boolean {
     const end = this.ends.get(uid);
     if (!end) return false;
-    end();
+    end(notice);
     return true;
   }
 

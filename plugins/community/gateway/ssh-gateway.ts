@@ -9,7 +9,7 @@ import {
   type SshConnectionHandler,
   SshPenalties,
 } from '@gatehouse/core';
-import ssh2, { type AuthContext, type Connection, type PublicKeyAuthContext } from 'ssh2';
+import ssh2, { type AuthContext, type Connection, type PublicKeyAuthContext, type ServerChannel } from 'ssh2';
 import type { TunnelHub } from '../agent-tunnels/hub';
 import type { DeviceService } from '../devices/service';
 import type { FirewallService } from '../firewall/service';
@@ -122,6 +122,8 @@ export class SshGateway implements SshConnectionHandler {
  * sign-ins): a wrong password that went to the device and back, and an address that names nothing, take alike.
  */
 const FAILURE_STEP_MS = 250;
+/** How long a closed session's notice has to reach the client before the connection goes. */
+const NOTICE_MS = 200;
 
 /**
  * What a user who has not signed in is told of any failed sign-in, whatever the reason (RefusalReason): a wrong
@@ -373,9 +375,19 @@ class GatewayConnection {
       return;
     }
     const { conn } = this;
-    this.gw.live.add(a.journal.uid, () => {
-      upstream.end();
-      conn.end();
+    const channels = new Set<ServerChannel>();
+    this.gw.live.add(a.journal.uid, (notice) => {
+      if (notice === undefined) {
+        upstream.end();
+        conn.end();
+        return;
+      }
+      // The person at the client reads why before the connection goes (on standard error, where ssh prints it).
+      for (const channel of channels) channel.stderr.write(`\r\n${notice}\r\n`);
+      setTimeout(() => {
+        upstream.end();
+        conn.end();
+      }, NOTICE_MS).unref();
     });
     upstream.onClose(() => conn.end());
     const touch = () => {
@@ -396,6 +408,7 @@ class GatewayConnection {
           agentRelay: true,
           touch,
           log: this.gw.log,
+          channels,
         });
       }),
     );

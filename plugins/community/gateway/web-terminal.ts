@@ -307,7 +307,9 @@ export class WebTerminal {
     admitted = a;
     a.journal.event('authenticated', 0, { method, ...(fingerprint ? { fingerprint } : {}) });
     a.journal.update({ authenticated: true, term: 'xterm-256color' });
-    const end = () => {
+    const end = (notice?: string) => {
+      // The notice is terminal output, shown above the closed-session message.
+      if (notice !== undefined && ws.readyState === ws.OPEN) ws.send(Buffer.from(`\r\n${notice}\r\n`));
       upstream.end();
       if (ws.readyState === ws.OPEN) ws.close(1000, 'closed');
     };

@@ -1,9 +1,19 @@
-import { defineRoute, Forbidden, NotFound, pageQuery } from '@gatehouse/core';
+import { type Caller, defineRoute, Forbidden, NotFound, pageQuery, printable } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import { toAsciicast } from './asciicast';
 import { recordBody, recordEntrySchema, seatParams, sessionSchema, uidParams } from './schemas';
 
 const tags = ['sessions'];
+
+/**
+ * What the person in a closed session reads: who closed it and the reason given, with control characters made
+ * harmless (it is written to their terminal).
+ */
+function closeNotice(caller: Caller, reason: string | undefined): string {
+  const who = caller.kind === 'user' ? printable(caller.username) : 'an API key of the namespace';
+  const why = reason?.trim() ? `: ${printable(reason.trim(), 200)}` : '';
+  return `gatehouse: ${who} closed this session${why}`;
+}
 
 /** Sessions and their recordings. */
 export const sessionRoutes = [
@@ -64,13 +74,21 @@ export const sessionRoutes = [
     tags,
     schema: {
       params: uidParams,
-      body: T.Object({ device: T.Optional(T.String({ description: 'The uid of the session device.' })) }),
+      body: T.Object({
+        device: T.Optional(T.String({ description: 'The uid of the session device.' })),
+        reason: T.Optional(
+          T.String({
+            maxLength: 200,
+            description: 'Shown to the person in the session, after who closed it, before it ends.',
+          }),
+        ),
+      }),
       response: { 200: T.Object({}) },
     },
-    async handler({ params, body, services }) {
+    async handler({ params, body, caller, services }) {
       const session = await services.namespaceSessions.get(params.uid);
       if (body.device !== undefined && body.device !== session.device_uid) throw new NotFound('session');
-      await services.namespaceSessions.close(params.uid);
+      await services.namespaceSessions.close(params.uid, closeNotice(caller, body.reason));
       return {};
     },
   }),

@@ -39,8 +39,11 @@ export interface NewSession {
 
 /** Ends live sessions on this instance (the gateway fills it in); answers whether it knew the session. */
 export interface LiveSessionCloser {
-  /** Ends the live session wherever it runs (this server or another one sharing the cache). */
-  close(uid: string): Promise<void>;
+  /**
+   * Ends the live session wherever it runs (this server or another one sharing the cache). `notice` is shown to
+   * the person in the session (their SSH client or web terminal) before it ends.
+   */
+  close(uid: string, notice?: string): Promise<void>;
 }
 
 /**
@@ -265,10 +268,13 @@ export class NamespaceSessions {
     return readSession(this.tenant, uid);
   }
 
-  /** Ends a live session: the gateway holding it disconnects the user and the device side. */
-  async close(uid: string): Promise<void> {
+  /**
+   * Ends a live session: the gateway holding it tells the person in it `notice`, then disconnects the user and the
+   * device side.
+   */
+  async close(uid: string, notice?: string): Promise<void> {
     const row = await sessionRow(this.tenant, uid);
-    await this.live.close(row.uid);
+    await this.live.close(row.uid, notice);
     await markClosed(this.tenant, uid);
   }
 

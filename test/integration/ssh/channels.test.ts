@@ -221,8 +221,12 @@ for (const upstream of UPSTREAMS) {
       expect(long.code).to.equal(0);
       expect(long.stdout.toString()).to.equal('finished\n');
 
-      const child = spawn('ssh', [...base(), host(), 'sleep 60'], { stdio: 'ignore' });
+      const child = spawn('ssh', [...base(), host(), 'sleep 60'], { stdio: ['ignore', 'ignore', 'pipe'] });
       children.push(child);
+      let stderr = '';
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
       let live: { uid: string } | undefined;
       for (let i = 0; i < 100 && !live; i++) {
         const list = await world.api('GET', '/api/sessions?per_page=100');
@@ -237,9 +241,18 @@ for (const upstream of UPSTREAMS) {
       }
       expect(live, 'the live session').to.exist;
       const exited = once(child, 'exit');
-      const closed = await world.api('POST', `/api/sessions/${live?.uid}/close`, { device: world.deviceUid });
+      // A reason too long is refused; one with a control character reaches the terminal made harmless.
+      const tooLong = await world.api('POST', `/api/sessions/${live?.uid}/close`, {
+        reason: 'x'.repeat(201),
+      });
+      expect(tooLong.status).to.equal(400);
+      const closed = await world.api('POST', `/api/sessions/${live?.uid}/close`, {
+        device: world.deviceUid,
+        reason: 'maintenance \u001b[2Jwindow',
+      });
       expect(closed.status).to.equal(200);
       await exited;
+      expect(stderr).to.contain(`gatehouse: ${world.owner.user} closed this session: maintenance ?[2Jwindow`);
       const after = await world.api('GET', `/api/sessions/${live?.uid}`);
       expect(after.body.active).to.equal(false);
     });

@@ -141,9 +141,13 @@ describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABAS
         `${world.target()}@127.0.0.1`,
         'sleep 60',
       ],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     children.push(child);
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     const exited = once(child, 'exit');
     const viaOther = (method: string, p: string, body?: unknown) =>
       other.api(method, p, { token: world.owner.token, ...(body === undefined ? {} : { body }) });
@@ -157,7 +161,10 @@ describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABAS
     }
     expect(live, 'the live session, as the second server lists it').to.exist;
 
-    const closed = await viaOther('POST', `/api/sessions/${live?.uid}/close`, { device: world.deviceUid });
+    const closed = await viaOther('POST', `/api/sessions/${live?.uid}/close`, {
+      device: world.deviceUid,
+      reason: 'moving to the new rack',
+    });
     expect(closed.status).to.equal(200);
     const timeout = new Promise((_, reject) =>
       setTimeout(
@@ -166,6 +173,8 @@ describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABAS
       ),
     );
     await Promise.race([exited, timeout]);
+    // The notice crossed to the instance carrying the session, and the client printed it.
+    expect(stderr).to.contain(`gatehouse: ${world.owner.user} closed this session: moving to the new rack`);
     for (const server of [world.server, other]) {
       const after = await server.api('GET', `/api/sessions/${live?.uid}`, { token: world.owner.token });
       expect(after.body.active, server.url).to.equal(false);
