@@ -1,7 +1,9 @@
 /**
  * Boot time to the first `GET /info` answer, as a user starts the server (`node bin/gatehouse.js serve`), on the
  * embedded store (first run, which initialises PGlite, and a restart) and on PostgreSQL (fresh database, restart).
- * Usage: node --import tsx bench/boot/boot.ts [runs]
+ * Usage: node --import tsx bench/boot/boot.ts [runs] [--against <checkout>]
+ * With --against, each run boots the other checkout (built, with its node_modules) right after this one, in the
+ * same order, and the table gives this checkout's median over the other's: a before/after in one run.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,8 +12,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
 
-const runs = Number(process.argv[2] ?? 3);
-const bin = path.resolve('bin/gatehouse.js');
+const args = process.argv.slice(2);
+const againstAt = args.indexOf('--against');
+const against = againstAt >= 0 ? args.splice(againstAt, 2)[1] : undefined;
+const runs = Number(args[0] ?? 3);
+const bins: Record<string, string> = { this: path.resolve('bin/gatehouse.js') };
+if (against) bins.other = path.resolve(against, 'bin/gatehouse.js');
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -22,7 +28,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function bootOnce(env: NodeJS.ProcessEnv): Promise<number> {
+async function bootOnce(bin: string, env: NodeJS.ProcessEnv): Promise<number> {
   const http = await freePort();
   const ssh = await freePort();
   const started = performance.now();
@@ -56,33 +62,44 @@ async function bootOnce(env: NodeJS.ProcessEnv): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function main() {
-  const results: Record<string, number[]> = {
-    'embedded, first run': [],
-    'embedded, restart': [],
-    'postgresql, first run': [],
-    'postgresql, restart': [],
-  };
+  const cases = ['embedded, first run', 'embedded, restart', 'postgresql, first run', 'postgresql, restart'];
+  const results: Record<string, Record<string, number[]>> = {};
+  for (const name of Object.keys(bins)) results[name] = Object.fromEntries(cases.map((c) => [c, []]));
+  process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
   for (let i = 0; i < runs; i++) {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gh-boot-'));
-    results['embedded, first run']?.push(await bootOnce({ GATEHOUSE_DATA_DIR: dir }));
-    results['embedded, restart']?.push(await bootOnce({ GATEHOUSE_DATA_DIR: dir }));
-    rmSync(dir, { recursive: true, force: true });
-    process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
-    const url = await freshDatabase();
-    const pgDir = mkdtempSync(path.join(tmpdir(), 'gh-boot-'));
-    results['postgresql, first run']?.push(
-      await bootOnce({ GATEHOUSE_DATA_DIR: pgDir, GATEHOUSE_DATABASE_URL: url }),
-    );
-    results['postgresql, restart']?.push(
-      await bootOnce({ GATEHOUSE_DATA_DIR: pgDir, GATEHOUSE_DATABASE_URL: url }),
-    );
-    await dropDatabase(url);
-    rmSync(pgDir, { recursive: true, force: true });
+    for (const [name, bin] of Object.entries(bins)) {
+      const r = results[name] as Record<string, number[]>;
+      const dir = mkdtempSync(path.join(tmpdir(), 'gh-boot-'));
+      r['embedded, first run']?.push(await bootOnce(bin, { GATEHOUSE_DATA_DIR: dir }));
+      r['embedded, restart']?.push(await bootOnce(bin, { GATEHOUSE_DATA_DIR: dir }));
+      rmSync(dir, { recursive: true, force: true });
+      const url = await freshDatabase();
+      const pgDir = mkdtempSync(path.join(tmpdir(), 'gh-boot-'));
+      const pg = { GATEHOUSE_DATA_DIR: pgDir, GATEHOUSE_DATABASE_URL: url };
+      r['postgresql, first run']?.push(await bootOnce(bin, pg));
+      r['postgresql, restart']?.push(await bootOnce(bin, pg));
+      await dropDatabase(url);
+      rmSync(pgDir, { recursive: true, force: true });
+    }
   }
-  const base = median(results['postgresql, restart'] ?? []);
-  console.log(`boot to first /info answer, median of ${runs} (ratio vs PostgreSQL restart)`);
-  for (const [name, xs] of Object.entries(results)) {
+  const mine = results.this as Record<string, number[]>;
+  const other = results.other;
+  const base = median(mine['postgresql, restart'] ?? []);
+  console.log(
+    other
+      ? `boot to first /info answer, median of ${runs}: this checkout, ${against}, and this / that`
+      : `boot to first /info answer, median of ${runs} (ratio vs PostgreSQL restart)`,
+  );
+  for (const name of cases) {
+    const xs = mine[name] ?? [];
     const m = median(xs);
+    if (other) {
+      const o = median(other[name] ?? []);
+      console.log(
+        `${name.padEnd(24)} ${m.toFixed(0).padStart(6)} ms ${o.toFixed(0).padStart(6)} ms   x${(m / o).toFixed(2)}`,
+      );
+      continue;
+    }
     console.log(
       `${name.padEnd(24)} ${m.toFixed(0).padStart(6)} ms   x${(m / base).toFixed(2)}   runs: ${xs.map((x) => x.toFixed(0)).join(', ')}`,
     );
