@@ -58,7 +58,8 @@ export async function startSmtp(): Promise<TestSmtp> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
-    waitFor(to, timeoutMs = 5000) {
+    // Generous: a sign-up hashes a password before it mails, which takes seconds on a loaded machine.
+    waitFor(to, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
           () => reject(new Error(`no mail to ${to} within ${timeoutMs} ms`)),
