@@ -66,6 +66,8 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
   const pass = useRef(0);
   const positionRef = useRef(0);
   const seekId = useId();
+  /** Bumped each time a terminal is open to draw on. */
+  const [ready, setReady] = useState(0);
 
   useEffect(() => {
     const element = host.current;
@@ -84,6 +86,8 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
       if (disposed) return;
       term.open(element);
       termRef.current = term;
+      written.current = 0;
+      setReady((n) => n + 1);
     });
     return () => {
       disposed = true;
@@ -127,6 +131,11 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
     [frames],
   );
 
+  // Before Play, the screen shows the recording's first frame (what the session opened with), not a black box.
+  useEffect(() => {
+    if (ready > 0) renderTo(frames[0]?.at ?? 0);
+  }, [ready, frames, renderTo]);
+
   useEffect(() => {
     if (!playing) return;
     let last = performance.now();
@@ -141,9 +150,11 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
   }, [playing, speed, duration, renderTo]);
 
   const finished = position >= duration && shown === frames.length && frames.length > 0;
-  const started = position > 0 || written.current > 0;
+  // Played or sought at least once: the first frame alone on the screen is not a start.
+  const [started, setStarted] = useState(false);
   const play = () => {
     if (finished) renderTo(0);
+    setStarted(true);
     setPlaying(true);
   };
 
@@ -207,7 +218,10 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
           step="any"
           value={position}
           aria-valuetext={`${formatClock(position)} of ${formatClock(duration)}`}
-          onChange={(e) => renderTo(Math.min(duration, Number(e.target.value)))}
+          onChange={(e) => {
+            setStarted(true);
+            renderTo(Math.min(duration, Number(e.target.value)));
+          }}
         />
         <div className="player-timeline" data-testid="timeline" aria-hidden="true">
           {frames.map((f, i) => (
