@@ -37,6 +37,16 @@ export function framesOf(entries: RecordedEntry[]): Frame[] {
   });
 }
 
+/** Escape sequences (CSI, OSC, two-character ones), which move and colour but print nothing. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences start with ESC and BEL ends OSC
+const escapes = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
+
+/** Whether terminal output prints anything a person can read. */
+export function visibleText(data: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: what is left once control characters are set aside
+  return /[^\s\x00-\x1f\x7f]/.test(data.replace(escapes, ''));
+}
+
 /** Where a moment of the session falls on the playback's axis (the same gap shortening as the frames). */
 export function playbackTime(frames: Frame[], real: number): number {
   let last: Frame | undefined;
@@ -131,9 +141,12 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
     [frames],
   );
 
-  // Before Play, the screen shows the recording's first frame (what the session opened with), not a black box.
+  // Before Play, the screen shows the recording up to its first frame that prints something (a shell's first
+  // frames are often only terminal modes), not a black box.
   useEffect(() => {
-    if (ready > 0) renderTo(frames[0]?.at ?? 0);
+    if (ready === 0) return;
+    const first = frames.find((f) => visibleText(f.data)) ?? frames[0];
+    renderTo(first?.at ?? 0);
   }, [ready, frames, renderTo]);
 
   useEffect(() => {
