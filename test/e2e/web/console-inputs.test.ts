@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startSmtp, type TestSmtp } from '../../support/smtp';
 import {
   completeSetup,
   expectAccessible,
@@ -168,6 +169,70 @@ describe('web console: inputs say their rules and refuse instead of cutting', fu
       await command.waitFor();
       expect(await page.locator('main').textContent()).to.not.contain('`');
       await expectAccessible(page, `instance namespaces at ${viewport.width} px`, { anyImpact: true });
+    }
+  });
+});
+
+describe('web console (cloud): sign-up and the reset link say their rules and refuse instead of cutting', function () {
+  this.timeout(120_000);
+  let smtp: TestSmtp;
+  let server: ConsoleServer;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    smtp = await startSmtp();
+    [server, browser] = await Promise.all([
+      startConsoleServer({ edition: 'cloud', env: { GATEHOUSE_SMTP_URL: smtp.url } }),
+      launchBrowser(),
+    ]);
+    page = await (await browser.newContext({ viewport: widths[0] })).newPage();
+    await completeSetup(page, server.setupUrl);
+    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    await page.getByRole('button', { name: /Account menu/ }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await smtp?.stop();
+  });
+
+  it('sign-up keeps a too-long or ill-formed password, says the rule of sign-up, and sends nothing', async () => {
+    for (const viewport of widths) {
+      await page.setViewportSize(viewport);
+      await page.goto(`${server.url}/signup`);
+      await page.getByLabel('Name', { exact: true }).fill('Bea Builder');
+      await page.getByLabel('E-mail', { exact: true }).fill('bea@example.com');
+      await page.getByLabel('Username', { exact: true }).fill('bea');
+      const long = 'p'.repeat(65);
+      await paste(page, 'Password', long);
+      expect(await page.getByLabel('Password', { exact: true }).inputValue()).to.equal(long);
+      expect(await fieldError(page, 'Password')).to.equal('Use at most 64 characters; this has 65.');
+      expect(
+        await page.getByText('5 to 64 characters: letters, digits, _ and -.', { exact: true }).count(),
+      ).to.equal(1);
+      await paste(page, 'Password', 'pass word');
+      expect(await fieldError(page, 'Password')).to.equal('Use only letters, digits, _ and -.');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByLabel('Password', { exact: true }).waitFor();
+      expect(await page.getByRole('heading', { name: 'Check your inbox' }).count()).to.equal(0);
+      await noWiderThanScreen(page, `sign-up with a refused password at ${viewport.width} px`);
+      await expectAccessible(page, `sign-up with a refused password at ${viewport.width} px`, {
+        anyImpact: true,
+      });
+    }
+  });
+
+  it('the reset link says the same rule as setup and refuses a too-long password', async () => {
+    for (const viewport of widths) {
+      await page.setViewportSize(viewport);
+      await page.goto(`${server.url}/reset-password?uid=${'a'.repeat(24)}&token=${'b'.repeat(43)}`);
+      await paste(page, 'New password', 'r'.repeat(31));
+      expect(await page.getByLabel('New password', { exact: true }).inputValue()).to.have.length(31);
+      expect(await fieldError(page, 'New password')).to.equal('Use at most 30 characters; this has 31.');
+      expect(await page.getByText('5 to 30 characters.', { exact: true }).count()).to.equal(1);
+      await expectAccessible(page, `reset password, refused at ${viewport.width} px`, { anyImpact: true });
     }
   });
 });
