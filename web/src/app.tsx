@@ -51,7 +51,8 @@ function ForInstanceAdmins() {
     <>
       <PageHeader title="Instance administration" />
       <Empty title="This area is for instance administrators">
-        An instance administrator can make you one, in Instance, Users, or with `gatehouse user admin`.
+        An instance administrator can make you one, in Instance, Users, or with{' '}
+        <code>gatehouse user admin</code>.
       </Empty>
     </>
   );

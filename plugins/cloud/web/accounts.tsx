@@ -3,8 +3,11 @@ import {
   ApiError,
   AuthFrame,
   Button,
+  emailProblem,
+  fieldRules,
   Link,
   matchPath,
+  ruleProblem,
   Switch,
   TextField,
   useAction,
@@ -43,12 +46,22 @@ export function SignUpPage() {
   const [form, setForm] = useState({ name: '', email: invitedEmail ?? '', username: '', password: '' });
   const [marketing, setMarketing] = useState(false);
   const [done, setDone] = useState(false);
+  const [sending, setSending] = useState(false);
   const action = useAction();
   const set = (key: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [key]: e.target.value });
+  const problems = (complete: boolean) => ({
+    name: ruleProblem(fieldRules.name, form.name, complete),
+    email: emailProblem(form.email, complete),
+    username: ruleProblem(fieldRules.username, form.username, complete),
+    password: ruleProblem(fieldRules.registrationPassword, form.password, complete),
+  });
+  const shown = problems(sending);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
+    setSending(true);
+    if (Object.values(problems(true)).some(Boolean)) return;
     const ok = await action.run(() =>
       api.call(calls.register, {
         body: { ...form, email_marketing: marketing, ...(sig ? { sig } : {}) },
@@ -82,7 +95,15 @@ export function SignUpPage() {
     >
       <form className="form" onSubmit={submit} noValidate>
         {action.error ? <Alert>{action.error}</Alert> : null}
-        <TextField label="Name" value={form.name} onChange={set('name')} autoComplete="name" required />
+        <TextField
+          label="Name"
+          value={form.name}
+          onChange={set('name')}
+          autoComplete="name"
+          hint={fieldRules.name.hint}
+          error={shown.name}
+          required
+        />
         <TextField
           label="E-mail"
           type="email"
@@ -90,6 +111,7 @@ export function SignUpPage() {
           onChange={set('email')}
           autoComplete="email"
           readOnly={Boolean(sig && invitedEmail)}
+          error={shown.email}
           required
         />
         <TextField
@@ -97,7 +119,8 @@ export function SignUpPage() {
           value={form.username}
           onChange={set('username')}
           autoComplete="username"
-          hint="3 to 30 letters, digits and - _ . @"
+          hint={fieldRules.username.hint}
+          error={shown.username}
           required
         />
         <TextField
@@ -106,7 +129,8 @@ export function SignUpPage() {
           value={form.password}
           onChange={set('password')}
           autoComplete="new-password"
-          hint="5 to 64 letters, digits, underscores and hyphens"
+          hint={fieldRules.registrationPassword.hint}
+          error={shown.password}
           required
         />
         <Switch label="Send me product news by e-mail" checked={marketing} onChange={setMarketing} />
@@ -246,9 +270,12 @@ export function ResetPasswordPage() {
   const token = useSearchParam('token') ?? '';
   const [password, setPassword] = useState('');
   const [done, setDone] = useState(false);
+  const [sending, setSending] = useState(false);
   const action = useAction();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
+    setSending(true);
+    if (ruleProblem(fieldRules.password, password, true)) return;
     const ok = await action.run(async () => {
       try {
         await api.call(calls.updatePassword, { params: { uid }, body: { password, token } });
@@ -277,7 +304,8 @@ export function ResetPasswordPage() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
             autoComplete="new-password"
-            hint="5 to 30 characters"
+            hint={fieldRules.password.hint}
+            error={ruleProblem(fieldRules.password, password, sending)}
             required
           />
           <Button type="submit" variant="primary" className="btn-block" busy={action.pending}>

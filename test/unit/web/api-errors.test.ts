@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ApiError } from '../../../web/src/shell/api/errors';
+import { ApiError, errorText } from '../../../web/src/shell/api/errors';
 
 describe('console: the words of an API error', () => {
   it('424 says which service failed, as the server named it (a container engine is not the billing service)', () => {
@@ -22,8 +22,18 @@ describe('console: the words of an API error', () => {
       'Could not subscribe: the payment provider did not answer; try again in a moment.',
     );
     expect(new ApiError(424, new Headers(), {}, '').message).to.equal(
-      'a service Gatehouse depends on did not answer. Try again in a moment.',
+      'A service Gatehouse depends on did not answer. Try again in a moment.',
     );
+  });
+
+  it('starts with a capital letter when no context comes before it', () => {
+    expect(new ApiError(400, new Headers(), ['password'], '').message).to.equal(
+      'Please check the password; the value is not valid.',
+    );
+    expect(new ApiError(404, new Headers(), {}, '').message).to.equal(
+      'It no longer exists, or you do not have access to it.',
+    );
+    expect(errorText(new Error('the answer came too late.'))).to.equal('The answer came too late.');
   });
 
   it('429 says how long to wait when the server says so', () => {

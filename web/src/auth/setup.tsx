@@ -4,6 +4,7 @@ import { ApiError, listFields } from '../shell/api/errors';
 import type { AuthenticatedUser } from '../shell/api/types';
 import { useAction } from '../shell/resource';
 import { Link, useNavigate, useSearchParam } from '../shell/router';
+import { emailProblem, fieldRules, ruleProblem } from '../shell/rules';
 import { useConsole } from '../shell/session';
 import { Button, TextField } from '../shell/ui/controls';
 import { Alert } from '../shell/ui/feedback';
@@ -16,6 +17,7 @@ export function Setup({ onDone }: { onDone: () => void }) {
   const navigate = useNavigate();
   const [form, setForm] = useState({ name: '', email: '', username: '', password: '', confirm: '' });
   const [invalid, setInvalid] = useState<string[]>([]);
+  const [sending, setSending] = useState(false);
   const action = useAction();
 
   useEffect(() => {
@@ -46,10 +48,19 @@ export function Setup({ onDone }: { onDone: () => void }) {
   const set = (key: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [key]: e.target.value }));
   const mismatch = form.confirm.length > 0 && form.confirm !== form.password;
+  const problems = (complete: boolean) => ({
+    name: ruleProblem(fieldRules.name, form.name, complete),
+    email: emailProblem(form.email, complete),
+    username: ruleProblem(fieldRules.username, form.username, complete),
+    password: ruleProblem(fieldRules.password, form.password, complete),
+    confirm: mismatch ? 'The passwords do not match.' : complete && !form.confirm ? 'Fill this in.' : null,
+  });
+  const shown = problems(sending);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (mismatch) return;
+    setSending(true);
+    if (Object.values(problems(true)).some(Boolean)) return;
     setInvalid([]);
     let user: AuthenticatedUser | null = null;
     await action.run(async () => {
@@ -78,23 +89,21 @@ export function Setup({ onDone }: { onDone: () => void }) {
     }
   };
 
-  const fieldError = (field: string) =>
-    invalid.includes(field) ? `Check the ${listFields([field])}.` : null;
+  const fieldError = (field: keyof ReturnType<typeof problems>) =>
+    shown[field] ?? (invalid.includes(field) ? `Check the ${listFields([field])}.` : null);
 
   return (
     <AuthFrame
       title="Welcome to Gatehouse"
       subtitle="Create the first account. It owns a namespace named after the username."
     >
-      <form className="form" onSubmit={submit}>
+      <form className="form" onSubmit={submit} noValidate>
         {action.error ? <Alert>{action.error}</Alert> : null}
         <TextField
           label="Full name"
           value={form.name}
           onChange={set('name')}
           required
-          minLength={3}
-          maxLength={20}
           autoComplete="name"
           error={fieldError('name')}
           autoFocus
@@ -113,11 +122,8 @@ export function Setup({ onDone }: { onDone: () => void }) {
           value={form.username}
           onChange={set('username')}
           required
-          minLength={3}
-          maxLength={30}
-          pattern="[a-zA-Z0-9_.@\-]+"
           autoComplete="username"
-          hint="3 to 30 characters: letters, digits and - _ . @"
+          hint={fieldRules.username.hint}
           error={fieldError('username')}
         />
         <TextField
@@ -126,10 +132,8 @@ export function Setup({ onDone }: { onDone: () => void }) {
           value={form.password}
           onChange={set('password')}
           required
-          minLength={5}
-          maxLength={30}
           autoComplete="new-password"
-          hint="5 to 30 characters."
+          hint={fieldRules.password.hint}
           error={fieldError('password')}
         />
         <TextField
@@ -139,7 +143,7 @@ export function Setup({ onDone }: { onDone: () => void }) {
           onChange={set('confirm')}
           required
           autoComplete="new-password"
-          error={mismatch ? 'The passwords do not match.' : null}
+          error={fieldError('confirm')}
         />
         <Button type="submit" variant="primary" className="btn-block" busy={action.pending}>
           Create account

@@ -3,6 +3,7 @@ import { sessionCalls } from '../shell/api/calls';
 import { ApiError } from '../shell/api/errors';
 import type { AuthenticatedUser } from '../shell/api/types';
 import { useAction } from '../shell/resource';
+import { fieldRules, ruleProblem } from '../shell/rules';
 import { useConsole } from '../shell/session';
 import { Button, TextField } from '../shell/ui/controls';
 import { Alert } from '../shell/ui/feedback';
@@ -41,8 +42,11 @@ export function SignIn() {
     document.title = 'Sign in · Gatehouse';
   }, []);
 
+  const passwordProblem = ruleProblem(fieldRules.signInPassword, password);
+
   const submitPassword = async (event: FormEvent) => {
     event.preventDefault();
+    if (passwordProblem) return;
     setLockout(null);
     let user: AuthenticatedUser | null = null;
     await action.run(async () => {
@@ -194,6 +198,7 @@ export function SignIn() {
               value={password}
               onChange={(e) => setPassword(e.target.value)}
               autoComplete="current-password"
+              error={passwordProblem}
               required
             />
             <Button type="submit" variant="primary" className="btn-block" busy={action.pending}>

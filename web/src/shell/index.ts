@@ -9,6 +9,7 @@ export type * from './api/types';
 export { type FormDialog, useFormDialog } from './form-dialog';
 export { type Action, type Resource, useAction, useResource } from './resource';
 export { Link, matchPath, Navigate, useLocation, useNavigate, useSearchParam } from './router';
+export { emailProblem, type FieldRule, fieldRules, ruleProblem } from './rules';
 export { useApi, useConsole, useUser } from './session';
 export * from './slots';
 export { Button, SelectField, Switch, TextArea, TextField } from './ui/controls';

@@ -1,5 +1,6 @@
 import {
   Alert,
+  ApiError,
   Button,
   Card,
   CopyField,
@@ -29,6 +30,7 @@ import type { Device, Tunnel } from '../types';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { conflictExplanation, limitExplanation, StatusBadge } from './list';
+import { SignInMethods } from './sign-in-methods';
 import { sshCommand } from './ssh-command';
 import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
@@ -250,6 +252,7 @@ function Overview({ device, info, kind }: { device: Device; info: InstanceInfo; 
             <span className="muted" style={{ fontSize: 12.5 }}>
               Replace <code>root</code> with an account on the {kind.noun}.
             </span>
+            <SignInMethods device={device} kind={kind} />
           </div>
         ) : null}
       </div>
@@ -266,12 +269,42 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
   const [dialog, setDialog] = useState<DeviceDialog>(null);
   const action = useAction();
   const device = useResource(
-    () => api.call<Device>(kind.calls.get, { params: { uid }, context: `Could not load the ${kind.noun}` }),
+    () =>
+      api
+        .call<Device>(kind.calls.get, { params: { uid }, context: `Could not load the ${kind.noun}` })
+        .catch((error: unknown) => {
+          // Gone, never in this namespace, or not a uid at all: asking again changes nothing, so it is said
+          // without a retry.
+          if (
+            error instanceof ApiError &&
+            (error.status === 404 || (error.status === 400 && error.fields.includes('uid')))
+          )
+            return null;
+          throw error;
+        }),
     [api, kind, uid],
   );
   const waiting = device.data ? waitingForAgent(device.data) : false;
   useRefreshWhileWaiting(waiting, device.reload);
   if (device.error) return <ErrorState message={device.error} onRetry={device.reload} />;
+  if (device.data === null) {
+    const noun = kind.noun.charAt(0).toUpperCase() + kind.noun.slice(1);
+    return (
+      <>
+        <PageHeader title={`${noun} not found`} />
+        <Empty
+          title={`There is no ${kind.noun} at this address in this namespace`}
+          action={
+            <Link to={kind.listPath} className="btn btn-primary">
+              All {kind.noun}s
+            </Link>
+          }
+        >
+          It was removed, or it belongs to another namespace: switch namespace from the menu at the top.
+        </Empty>
+      </>
+    );
+  }
   if (!device.data) return <Loading />;
   const d = device.data;
   const actions = slots.deviceActions.filter((a) => a.available(d, user.role));

@@ -154,7 +154,7 @@ function readContainer(text: string): Container {
       throw new KeyError('This is a public key. Choose the private key file (the one without .pub).');
     if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text))
       throw new KeyError(
-        'This key is in PEM format. The terminal reads OpenSSH private keys; `ssh-keygen -p -f <file>` rewrites it in that format.',
+        'This key is in PEM format. The terminal reads OpenSSH private keys: run ssh-keygen -p -f <file> to rewrite it in that format.',
       );
     if (text.startsWith('PuTTY-User-Key-File'))
       throw new KeyError('This is a PuTTY key. Export it from PuTTYgen as an OpenSSH key first.');

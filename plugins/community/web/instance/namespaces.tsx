@@ -70,7 +70,12 @@ export function InstanceNamespacesPage() {
     <>
       <PageHeader
         title="Namespaces"
-        description="Every namespace of this instance. Change a device limit with `gatehouse namespace set-max-devices`."
+        description={
+          <>
+            Every namespace of this instance. Change a device limit with{' '}
+            <code>gatehouse namespace set-max-devices</code>.
+          </>
+        }
       />
       <Card>
         <div style={{ maxWidth: 360, marginBottom: 12 }}>

@@ -5,9 +5,12 @@ import {
   DataTable,
   Dialog,
   Empty,
+  emailProblem,
+  fieldRules,
   formatDate,
   icons,
   PageHeader,
+  ruleProblem,
   Switch,
   TextField,
   useAction,
@@ -149,13 +152,12 @@ export function InstanceUsersPage() {
   ];
 
   const problems = (f: typeof empty) => ({
-    username: /^[A-Za-z0-9_.@-]{3,30}$/.test(f.username) ? null : 'Use 3 to 30 letters, digits, - _ . or @.',
-    email: /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(f.email) ? null : 'Enter an e-mail address.',
+    username: ruleProblem(fieldRules.username, f.username, true),
+    email: emailProblem(f.email, true),
     password: passwordProblem(f.password),
-    name: f.name === '' || (f.name.length >= 3 && f.name.length <= 20) ? null : 'Use 3 to 20 characters.',
+    name: f.name === '' ? null : ruleProblem(fieldRules.name, f.name, true),
   });
-  const passwordProblem = (password: string) =>
-    password.length >= 5 && password.length <= 30 ? null : 'Use 5 to 30 characters.';
+  const passwordProblem = (password: string) => ruleProblem(fieldRules.password, password, true);
   const creating = useFormDialog({
     action,
     valid: (f) => !Object.values(problems(f)).some(Boolean),
@@ -257,7 +259,7 @@ export function InstanceUsersPage() {
               onChange={(e) => creating.change({ password: e.target.value })}
               error={creating.draft.password ? problems(creating.draft).password : null}
               autoComplete="new-password"
-              hint="5 to 30 characters. Tell the person; they can change it in Settings."
+              hint={`${fieldRules.password.hint} Tell the person; they can change it in Settings.`}
               required
             />
             <Switch

@@ -1,5 +1,6 @@
 import {
   Alert,
+  ApiError,
   Card,
   Empty,
   ErrorState,
@@ -84,7 +85,19 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   const api = useApi();
   const uid = params.uid ?? '';
   const session = useResource(
-    () => api.call<Session>(calls.getSession, { params: { uid }, context: 'Could not load the session' }),
+    () =>
+      api
+        .call<Session>(calls.getSession, { params: { uid }, context: 'Could not load the session' })
+        .catch((error: unknown) => {
+          // Gone, never in this namespace, or not a uid at all: asking again changes nothing, so it is said
+          // without a retry.
+          if (
+            error instanceof ApiError &&
+            (error.status === 404 || (error.status === 400 && error.fields.includes('uid')))
+          )
+            return null;
+          throw error;
+        }),
     [api, uid],
   );
   const deviceUid = session.data?.device_uid;
@@ -105,6 +118,22 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
     return null;
   }, [api, deviceUid]);
   if (session.error) return <ErrorState message={session.error} onRetry={session.reload} />;
+  if (session.data === null)
+    return (
+      <>
+        <PageHeader title="Session not found" />
+        <Empty
+          title="There is no session at this address in this namespace"
+          action={
+            <Link to="/sessions" className="btn btn-primary">
+              All sessions
+            </Link>
+          }
+        >
+          It was removed, or it belongs to another namespace: switch namespace from the menu at the top.
+        </Empty>
+      </>
+    );
   if (!session.data) return <Loading />;
   const s = session.data;
   const device = s.device ?? looked.data?.device ?? undefined;

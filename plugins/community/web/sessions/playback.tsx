@@ -37,6 +37,16 @@ export function framesOf(entries: RecordedEntry[]): Frame[] {
   });
 }
 
+/** Escape sequences (CSI, OSC, two-character ones), which move and colour but print nothing. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences start with ESC and BEL ends OSC
+const escapes = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g;
+
+/** Whether terminal output prints anything a person can read. */
+export function visibleText(data: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: what is left once control characters are set aside
+  return /[^\s\x00-\x1f\x7f]/.test(data.replace(escapes, ''));
+}
+
 /** Where a moment of the session falls on the playback's axis (the same gap shortening as the frames). */
 export function playbackTime(frames: Frame[], real: number): number {
   let last: Frame | undefined;
@@ -66,6 +76,8 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
   const pass = useRef(0);
   const positionRef = useRef(0);
   const seekId = useId();
+  /** Bumped each time a terminal is open to draw on. */
+  const [ready, setReady] = useState(0);
 
   useEffect(() => {
     const element = host.current;
@@ -84,6 +96,8 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
       if (disposed) return;
       term.open(element);
       termRef.current = term;
+      written.current = 0;
+      setReady((n) => n + 1);
     });
     return () => {
       disposed = true;
@@ -127,6 +141,14 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
     [frames],
   );
 
+  // Before Play, the screen shows the recording up to its first frame that prints something (a shell's first
+  // frames are often only terminal modes), not a black box.
+  useEffect(() => {
+    if (ready === 0) return;
+    const first = frames.find((f) => visibleText(f.data)) ?? frames[0];
+    renderTo(first?.at ?? 0);
+  }, [ready, frames, renderTo]);
+
   useEffect(() => {
     if (!playing) return;
     let last = performance.now();
@@ -141,9 +163,11 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
   }, [playing, speed, duration, renderTo]);
 
   const finished = position >= duration && shown === frames.length && frames.length > 0;
-  const started = position > 0 || written.current > 0;
+  // Played or sought at least once: the first frame alone on the screen is not a start.
+  const [started, setStarted] = useState(false);
   const play = () => {
     if (finished) renderTo(0);
+    setStarted(true);
     setPlaying(true);
   };
 
@@ -207,7 +231,10 @@ export function Playback({ entries, events = [] }: { entries: RecordedEntry[]; e
           step="any"
           value={position}
           aria-valuetext={`${formatClock(position)} of ${formatClock(duration)}`}
-          onChange={(e) => renderTo(Math.min(duration, Number(e.target.value)))}
+          onChange={(e) => {
+            setStarted(true);
+            renderTo(Math.min(duration, Number(e.target.value)));
+          }}
         />
         <div className="player-timeline" data-testid="timeline" aria-hidden="true">
           {frames.map((f, i) => (

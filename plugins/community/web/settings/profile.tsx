@@ -4,7 +4,9 @@ import {
   type AuthenticatedUser,
   Button,
   Card,
+  fieldRules,
   listFields,
+  ruleProblem,
   TextField,
   useAction,
   useConsole,
@@ -28,9 +30,14 @@ export function ProfileTab() {
   const action = useAction();
   const recoverySame = form.recovery_email && form.recovery_email.toLowerCase() === form.email.toLowerCase();
 
+  const problems = {
+    name: ruleProblem(fieldRules.name, form.name, true),
+    username: ruleProblem(fieldRules.username, form.username, true),
+  };
+
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (recoverySame) return;
+    if (recoverySame || problems.name || problems.username) return;
     setTaken([]);
     const changes: Record<string, string> = {};
     if (form.name !== user.name) changes.name = form.name;
@@ -67,7 +74,9 @@ export function ProfileTab() {
       toast('Profile saved');
     }
   };
-  const fieldError = (f: string) => (taken.includes(f) ? `This ${listFields([f])} cannot be used.` : null);
+  const fieldError = (f: 'name' | 'username' | 'email' | 'recovery_email') =>
+    (f === 'name' || f === 'username' ? problems[f] : null) ??
+    (taken.includes(f) ? `This ${listFields([f])} cannot be used.` : null);
 
   return (
     <Card title="Profile">
@@ -77,8 +86,7 @@ export function ProfileTab() {
           label="Full name"
           value={form.name}
           onChange={(e) => setForm({ ...form, name: e.target.value })}
-          minLength={3}
-          maxLength={20}
+          hint={fieldRules.name.hint}
           required
           error={fieldError('name')}
         />
@@ -86,9 +94,7 @@ export function ProfileTab() {
           label="Username"
           value={form.username}
           onChange={(e) => setForm({ ...form, username: e.target.value })}
-          minLength={3}
-          maxLength={30}
-          pattern="[a-zA-Z0-9_.@\-]+"
+          hint={fieldRules.username.hint}
           required
           error={fieldError('username')}
         />

@@ -5,7 +5,9 @@ import {
   Card,
   CopyField,
   Dialog,
+  fieldRules,
   Link,
+  ruleProblem,
   TextField,
   useAction,
   useConsole,
@@ -50,10 +52,13 @@ function PasswordCard() {
   const toast = useToast();
   const [form, setForm] = useState({ current: '', next: '', confirm: '' });
   const action = useAction();
+  const [sending, setSending] = useState(false);
   const mismatch = form.confirm.length > 0 && form.confirm !== form.next;
+  const nextProblem = (complete: boolean) => ruleProblem(fieldRules.password, form.next, complete);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (mismatch) return;
+    setSending(true);
+    if (mismatch || nextProblem(true)) return;
     const ok = await action.run(async () => {
       try {
         await api.call(calls.updateUser, {
@@ -70,6 +75,7 @@ function PasswordCard() {
     });
     if (ok) {
       setForm({ current: '', next: '', confirm: '' });
+      setSending(false);
       toast('Password changed');
     }
   };
@@ -89,11 +95,10 @@ function PasswordCard() {
           label="New password"
           type="password"
           autoComplete="new-password"
-          minLength={5}
-          maxLength={30}
           value={form.next}
           onChange={(e) => setForm({ ...form, next: e.target.value })}
-          hint="5 to 30 characters."
+          hint={fieldRules.password.hint}
+          error={nextProblem(sending)}
           required
         />
         <TextField

@@ -11,7 +11,7 @@ export class ApiError extends Error {
   constructor(status: number, headers: Headers, body: unknown, context: string) {
     const fields = fieldsOf(body);
     const serverMessage = messageOf(body);
-    super(describe(status, fields, serverMessage, context));
+    super(capitalised(describe(status, fields, serverMessage, context)));
     this.name = 'ApiError';
     this.status = status;
     this.fields = fields;
@@ -119,6 +119,11 @@ function describe(status: number, fields: string[], message: string | undefined,
   }
 }
 
+/** What the console shows starts with a capital letter, with or without a context before it. */
+function capitalised(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 function sentence(text: string): string {
   const trimmed = text.trim();
   const first = trimmed.charAt(0).toLowerCase() + trimmed.slice(1);
@@ -127,6 +132,6 @@ function sentence(text: string): string {
 
 export function errorText(error: unknown): string {
   if (error instanceof ApiError || error instanceof NetworkError) return error.message;
-  if (error instanceof Error) return error.message;
+  if (error instanceof Error) return capitalised(error.message);
   return 'Something went wrong.';
 }

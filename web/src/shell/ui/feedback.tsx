@@ -1,6 +1,7 @@
 import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from 'react';
 import { Button } from './controls';
 import { icons } from './icons';
+import { SubHeading } from './page';
 
 export function Alert({
   kind = 'error',
@@ -34,7 +35,7 @@ export function ErrorState({ message, onRetry }: { message: string; onRetry?: ()
   return (
     <div className="empty" role="alert">
       {icons.alert}
-      <h3>This could not be loaded</h3>
+      <SubHeading>This could not be loaded</SubHeading>
       <p>{message}</p>
       {onRetry ? (
         <Button onClick={onRetry} size="sm">
@@ -59,7 +60,7 @@ export function Empty({
   return (
     <div className="empty">
       {icon}
-      <h3>{title}</h3>
+      <SubHeading>{title}</SubHeading>
       {children ? <p>{children}</p> : null}
       {action}
     </div>

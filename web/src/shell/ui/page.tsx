@@ -1,4 +1,15 @@
-import { type ReactNode, useEffect } from 'react';
+import { createContext, type ReactNode, useContext, useEffect } from 'react';
+
+/**
+ * The level of the headings a part of a screen starts (an empty or error state's title): one below the nearest
+ * heading above it. The screen's h1 is the page header's, so 2 on the page itself and 3 inside a card with a title
+ * (its h2); levels are never skipped (axe heading-order).
+ */
+const HeadingLevel = createContext<2 | 3>(2);
+
+export function SubHeading({ children }: { children: ReactNode }) {
+  return useContext(HeadingLevel) === 3 ? <h3>{children}</h3> : <h2>{children}</h2>;
+}
 
 export function PageHeader({
   title,
@@ -42,7 +53,7 @@ export function Card({
           {actions ? <div className="row">{actions}</div> : null}
         </div>
       ) : null}
-      {children}
+      {title ? <HeadingLevel.Provider value={3}>{children}</HeadingLevel.Provider> : children}
       {footer ? <div className="card-foot">{footer}</div> : null}
     </section>
   );
