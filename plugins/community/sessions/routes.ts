@@ -1,7 +1,24 @@
-import { type Caller, defineRoute, Forbidden, NotFound, pageQuery, printable } from '@gatehouse/core';
+import { type Caller, defineRoute, Forbidden, Invalid, NotFound, pageQuery, printable } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import { toAsciicast } from './asciicast';
-import { recordBody, recordEntrySchema, seatParams, sessionSchema, uidParams } from './schemas';
+import {
+  recordBody,
+  recordEntrySchema,
+  seatParams,
+  sessionFilters,
+  sessionSchema,
+  uidParams,
+} from './schemas';
+
+/** A time the store keeps as written (years 1 to 9999), or a 400 naming the field. */
+function instant(field: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  const year = d.getUTCFullYear();
+  if (Number.isNaN(d.getTime()) || year < 1 || year > 9999)
+    throw new Invalid([field], `${field} is not a time`);
+  return d;
+}
 
 const tags = ['sessions'];
 
@@ -23,14 +40,29 @@ export const sessionRoutes = [
     auth: ['user', 'apiKey'],
     role: 'observer',
     summary: 'List the namespace sessions, newest first',
+    description:
+      'Filters narrow the list and combine: by the account on the device, the device, active or ended, and a ' +
+      'range of start times (started_after inclusive, started_before exclusive).',
     tags,
     paged: true,
     schema: {
-      query: T.Object(pageQuery, { additionalProperties: true }),
+      query: T.Object({ ...pageQuery, ...sessionFilters }, { additionalProperties: true }),
       response: { 200: T.Array(sessionSchema) },
-      headers: { 'X-Total-Count': 'Number of sessions in the namespace.' },
+      headers: { 'X-Total-Count': 'Number of sessions that match.' },
     },
-    handler: ({ query, services }) => services.namespaceSessions.list(query),
+    handler: ({ query, services }) => {
+      const after = instant('started_after', query.started_after);
+      const before = instant('started_before', query.started_before);
+      if (after && before && after > before)
+        throw new Invalid(['started_after', 'started_before'], 'started_after is later than started_before');
+      return services.namespaceSessions.list(query, {
+        username: query.username,
+        deviceUid: query.device_uid,
+        active: query.active,
+        startedAfter: after,
+        startedBefore: before,
+      });
+    },
   }),
   defineRoute({
     method: 'GET',

@@ -1,5 +1,5 @@
 import { type Static, Type as T } from '@sinclair/typebox';
-import { device } from '../devices/schemas';
+import { device, deviceUid } from '../devices/schemas';
 
 export const sessionUidSchema = T.String({ pattern: '^[0-9a-f]{64}$', description: 'Session uid, 64 hex.' });
 
@@ -65,3 +65,22 @@ export const recordBody = T.Object({
   width: T.Integer({ minimum: 0, maximum: 10_000 }),
   height: T.Integer({ minimum: 0, maximum: 10_000 }),
 });
+
+/** The filters of the sessions list; each one given narrows it, and they combine with and. */
+export const sessionFilters = {
+  username: T.Optional(
+    T.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'Only sessions as this account on the device (exact).',
+    }),
+  ),
+  device_uid: T.Optional({ ...deviceUid, description: 'Only sessions on this device (or container).' }),
+  active: T.Optional(T.Boolean({ description: 'true: only active sessions; false: only ended ones.' })),
+  started_after: T.Optional(
+    T.String({ format: 'date-time', description: 'Only sessions started at or after this time.' }),
+  ),
+  started_before: T.Optional(
+    T.String({ format: 'date-time', description: 'Only sessions started before this time.' }),
+  ),
+};

@@ -234,6 +234,15 @@ export class SessionService {
   }
 }
 
+/** What the sessions list is narrowed to; every field given must hold. */
+export interface SessionListFilter {
+  username?: string;
+  deviceUid?: string;
+  active?: boolean;
+  startedAfter?: Date;
+  startedBefore?: Date;
+}
+
 /**
  * The sessions of the caller's namespace (request scope): the API lists, plays, closes and records them. Every
  * read and write goes through the scope's tenant store.
@@ -247,12 +256,26 @@ export class NamespaceSessions {
     this.live = deps.liveSessions;
   }
 
-  async list(page: { page: number; per_page: number }): Promise<{ items: Session[]; total: number }> {
-    const rows = await listPage(
-      withLive(this.tenant.query(SessionModel)).withGraphFetched('events').modifyGraph('events', byId),
-      page,
-      { column: 'started_at', direction: 'desc' },
-    );
+  async list(
+    page: { page: number; per_page: number },
+    filter: SessionListFilter = {},
+  ): Promise<{ items: Session[]; total: number }> {
+    const q = withLive(this.tenant.query(SessionModel));
+    if (filter.username !== undefined) q.where('sessions.username', filter.username);
+    if (filter.deviceUid !== undefined) q.where('sessions.device_uid', filter.deviceUid);
+    if (filter.startedAfter) q.where('sessions.started_at', '>=', filter.startedAfter);
+    if (filter.startedBefore) q.where('sessions.started_at', '<', filter.startedBefore);
+    // Active is read as `live` is (LIVE_WINDOW_SECONDS): not closed, and vouched for within the window.
+    if (filter.active !== undefined) {
+      q.whereRaw(
+        `${filter.active ? '' : 'not '}(sessions.closed_at is null and sessions.last_seen > now() - make_interval(secs => ?))`,
+        [LIVE_WINDOW_SECONDS],
+      );
+    }
+    const rows = await listPage(q.withGraphFetched('events').modifyGraph('events', byId), page, {
+      column: 'started_at',
+      direction: 'desc',
+    });
     // One look-up for the page's devices, not one per session.
     const devices = await deviceViews(
       this.tenant,

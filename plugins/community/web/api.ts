@@ -33,6 +33,7 @@ export const calls = {
 
   listSessions: { method: 'GET', path: '/api/sessions' },
   getSession: { method: 'GET', path: '/api/sessions/{uid}' },
+  closeSession: { method: 'POST', path: '/api/sessions/{uid}/close' },
   getRecording: { method: 'GET', path: '/api/sessions/{uid}/records/{seat}' },
   terminalTicket: { method: 'POST', path: '/api/terminal/tickets' },
 

@@ -172,4 +172,70 @@ describe('web console: firewall rules and tags', function () {
     const rules = await api<Rule[]>('/api/firewall/rules');
     expect(rules.map((r) => r.priority)).to.deep.equal([5]);
   });
+
+  it('starts a new rule as allow after the others, says what it matches, and asks before refusing everything', async () => {
+    for (const [width, height, priority] of [
+      [1280, 900, '10'],
+      [390, 844, '20'],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await page.goto(`${server.url}/firewall`);
+      await page.getByRole('button', { name: 'Edit rule with priority 5' }).waitFor();
+      await page.getByRole('button', { name: 'Add rule' }).first().click();
+      const dialog = page.getByRole('dialog', { name: 'Add a firewall rule' });
+      const summary = dialog.getByTestId('rule-summary');
+      // Saved unchanged, a new rule lets connections through, after the highest priority there is.
+      expect(await dialog.getByLabel('Action').inputValue(), `${width} px`).to.equal('allow');
+      expect(await dialog.getByLabel('Priority').inputValue(), `${width} px`).to.equal(priority);
+      expect(await summary.textContent()).to.equal(
+        'Allows SSH and web terminal connections from any address as any user to every device.',
+      );
+      expect(await dialog.getByText('This rule refuses every connection').count()).to.equal(0);
+
+      await dialog.getByLabel('Action').selectOption('deny');
+      expect(await summary.textContent()).to.equal(
+        'Denies SSH and web terminal connections from any address as any user to every device.',
+      );
+      const warning = dialog.getByRole('status').filter({ hasText: 'This rule refuses every connection' });
+      await warning.waitFor();
+      const confirm = dialog.getByLabel('I understand: refuse every connection');
+      expect(await confirm.isChecked()).to.equal(false);
+      await confirm.scrollIntoViewIfNeeded();
+      const box = await confirm.boundingBox();
+      expect((box?.x ?? -1) + (box?.width ?? 0), `the confirmation fits ${width} px`).to.be.at.most(width);
+      await expectAccessible(page, `firewall rule refusing everything at ${width} px`);
+
+      // Saving without the tick is refused on the spot, and nothing reaches the server.
+      await dialog.getByRole('button', { name: 'Add rule' }).click();
+      await dialog.getByText('Tick the box to save a rule that refuses every connection').waitFor();
+      expect(await api<Rule[]>('/api/firewall/rules')).to.have.length(width === 1280 ? 1 : 2);
+
+      // Narrowing the rule takes the warning away; so does switching it off.
+      await dialog.getByLabel('Device user pattern').fill('^root$');
+      expect(await summary.textContent()).to.equal(
+        'Denies SSH and web terminal connections from any address as users matching ^root$ to every device.',
+      );
+      expect(await warning.count()).to.equal(0);
+      await dialog.getByLabel('Device user pattern').fill('.*');
+      await dialog.getByRole('switch', { name: 'Active' }).click();
+      expect(await warning.count()).to.equal(0);
+      expect(await summary.textContent()).to.contain('once switched on; inactive, it decides nothing');
+      await dialog.getByRole('switch', { name: 'Active' }).click();
+      await warning.waitFor();
+
+      if (width === 1280) {
+        await confirm.check();
+        await dialog.getByRole('button', { name: 'Add rule' }).click();
+        await page.getByText('Rule created').waitFor();
+        const rules = await api<Rule[]>('/api/firewall/rules');
+        const added = rules.find((r) => r.priority === 10);
+        expect(added).to.include({ action: 'deny', active: true, source_ip: '.*', username: '.*' });
+        expect(added?.filter).to.deep.equal({ hostname: '.*' });
+      } else {
+        await page.keyboard.press('Escape');
+        await dialog.waitFor({ state: 'hidden' });
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
 });

@@ -188,4 +188,104 @@ describe('web console: sessions say what is true, and play back with pause, seek
     await page.getByRole('heading', { name: 'Session on edge-rec' }).waitFor();
     expect(page.url()).to.match(/\/sessions\/[0-9a-f]{64}$/);
   });
+
+  /** Starts a terminal session that stays open until it is closed, and answers once the API lists it active. */
+  const openTerminal = async () => {
+    const before = new Set((await list()).filter((s) => s.active).map((s) => s.uid));
+    const running = ssh({ tty: true, input: 'sleep 600\r' });
+    running.catch(() => undefined);
+    const uid = await eventually(
+      async () => (await list()).find((s) => s.active && s.authenticated && !before.has(s.uid))?.uid,
+      'the terminal session to be active',
+      20_000,
+    );
+    return { uid, running };
+  };
+
+  it('filters sessions by user, device, active and dates, and closes an active one after asking, at 390 px', async () => {
+    const failed = await sshThroughGateway({
+      port: world.server.sshPort,
+      target: `alice@${world.auth.user}.edge-rec`,
+      password: 'not-the-password',
+      command: 'true',
+    });
+    expect(failed.code).to.equal(255);
+    const { uid, running } = await openTerminal();
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${world.server.url}/sessions`);
+    const table = page.getByRole('table', { name: 'Sessions' });
+    const rows = table.locator('tbody tr');
+    const filters = page.getByRole('search', { name: 'Filter sessions' });
+    await table.getByText('Active', { exact: true }).first().waitFor();
+    const all = await rows.count();
+    expect(all).to.be.at.least(3);
+
+    const shows = async (n: number | 'none', what: string) => {
+      if (n === 'none') await page.getByText('No sessions match these filters').waitFor();
+      else
+        await eventually(
+          async () => ((await rows.count()) === n ? true : undefined),
+          `${what}: ${n} rows`,
+          10_000,
+        );
+    };
+    await filters.getByLabel('Active only').check();
+    await shows(1, 'active only');
+    await expectAccessible(page, 'sessions, filtered, 390 px');
+    const close = table.getByRole('button', { name: /^Close the session of root on edge-rec/ });
+    expect(await close.count()).to.equal(1);
+    await close.click();
+    const dialog = page.getByRole('dialog', { name: 'Close this session?' });
+    await dialog.getByText('ends at once').waitFor();
+    await expectAccessible(page, 'close session dialog, 390 px');
+    await dialog.getByRole('button', { name: 'Close session' }).click();
+    await page.getByText('Session closed').waitFor();
+    // The connection ends on the client's side too, long before its sleep would.
+    await running;
+    await shows('none', 'active only, after closing');
+    await filters.getByLabel('Active only').uncheck();
+    await shows(all, 'active or not');
+    await filters.getByLabel('User', { exact: true }).fill('alice');
+    await shows(1, 'user alice');
+    expect(await rows.first().textContent()).to.contain('Not authenticated');
+    await filters.getByLabel('User', { exact: true }).fill('nobody');
+    await shows('none', 'user nobody');
+    await filters.getByRole('button', { name: 'Clear filters' }).click();
+    await shows(all, 'cleared');
+    await filters.getByLabel('Device', { exact: true }).selectOption({ label: 'edge-rec' });
+    await shows(all, 'the one device');
+
+    const today = (await page.evaluate('new Date().toLocaleDateString("sv")')) as string;
+    const yesterday = (await page.evaluate(
+      'new Date(Date.now() - 86400000).toLocaleDateString("sv")',
+    )) as string;
+    await filters.getByLabel('To', { exact: true }).fill(yesterday);
+    await shows('none', 'up to yesterday');
+    await filters.getByLabel('From', { exact: true }).fill(today);
+    await filters.getByRole('alert').filter({ hasText: 'The first day is after the last day.' }).waitFor();
+    await filters.getByLabel('To', { exact: true }).fill(today);
+    await shows(all, 'today');
+
+    const closed = (await list()).find((s) => s.uid === uid);
+    expect(closed?.active).to.equal(false);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('closes an active session from its page at 1280 px, and offers no Close once it has ended', async () => {
+    const { uid, running } = await openTerminal();
+    await page.goto(`${world.server.url}/sessions/${uid}`);
+    const state = page.locator('dl.props dt:text-is("State") + dd');
+    await state.getByText('Active', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Close session' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Close this session?' });
+    await expectAccessible(page, 'close session dialog, 1280 px');
+    await dialog.getByRole('button', { name: 'Close session' }).click();
+    await page.getByText('Session closed').waitFor();
+    await running;
+    await state.getByText('Ended', { exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Close session' }).count()).to.equal(0);
+    expect((await list()).find((s) => s.uid === uid)?.active).to.equal(false);
+    await expectAccessible(page, 'session details, closed');
+  });
 });

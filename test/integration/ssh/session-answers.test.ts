@@ -209,4 +209,61 @@ describe('sessions: the device in each answer, and active sessions in the stats'
     await server.kernel.container.cradle.sessions.touch([stale]);
     expect(await statsOf(me.token)).to.equal(2);
   });
+
+  it('filters the list by user, device, active and start time, within the namespace, and refuses bad filters', async () => {
+    const web = await register(me.tenant);
+    const db1 = await register(me.tenant);
+    const asRoot = await open(me.tenant, web);
+    const asDeploy = await server.kernel.container.cradle.sessions.open({
+      tenantId: me.tenant,
+      deviceUid: db1,
+      username: 'deploy',
+      ip: '192.0.2.8',
+      type: 'term',
+      recorded: false,
+    });
+    const ended = await open(me.tenant, db1);
+    expect((await api('POST', `/api/sessions/${ended}/close`, {})).status).to.equal(200);
+    await db('sessions')
+      .where({ uid: ended })
+      .update({ started_at: new Date('2020-01-02T03:04:05Z') });
+    // Another namespace's session on a device uid and user this one filters on is never listed.
+    await open(other.tenant, web);
+
+    const uids = async (query: string) => {
+      const res = await api('GET', `/api/sessions?per_page=100&${query}`);
+      expect(res.status, `${query}: ${JSON.stringify(res.body)}`).to.equal(200);
+      expect(Number(res.headers.get('x-total-count')), query).to.equal(res.body.length);
+      return (res.body as { uid: string }[]).map((s) => s.uid).sort();
+    };
+    const sorted = (...xs: string[]) => [...xs].sort();
+    expect(await uids('')).to.deep.equal(sorted(asRoot, asDeploy, ended));
+    expect(await uids('username=deploy')).to.deep.equal([asDeploy]);
+    expect(await uids('username=root')).to.deep.equal(sorted(asRoot, ended));
+    expect(await uids('username=nobody')).to.deep.equal([]);
+    expect(await uids(`device_uid=${db1}`)).to.deep.equal(sorted(asDeploy, ended));
+    expect(await uids(`device_uid=${web}`)).to.deep.equal([asRoot]);
+    expect(await uids('active=true')).to.deep.equal(sorted(asRoot, asDeploy));
+    expect(await uids('active=false')).to.deep.equal([ended]);
+    expect(await uids('started_before=2021-01-01T00:00:00Z')).to.deep.equal([ended]);
+    expect(await uids('started_after=2021-01-01T00:00:00Z')).to.deep.equal(sorted(asRoot, asDeploy));
+    expect(
+      await uids('started_after=2020-01-02T03:04:05Z&started_before=2020-01-02T03:04:06Z&username=root'),
+    ).to.deep.equal([ended]);
+    expect(await uids(`active=true&device_uid=${db1}&username=root`)).to.deep.equal([]);
+
+    for (const [query, field] of [
+      ['active=maybe', 'active'],
+      ['device_uid=not-a-uid', 'device_uid'],
+      ['username=', 'username'],
+      [`username=${'x'.repeat(300)}`, 'username'],
+      ['started_after=yesterday', 'started_after'],
+      ['started_before=2020-13-45T99:00:00Z', 'started_before'],
+      ['started_after=2022-01-01T00:00:00Z&started_before=2021-01-01T00:00:00Z', 'started_after'],
+    ]) {
+      const res = await api('GET', `/api/sessions?${query}`);
+      expect(res.status, query).to.equal(400);
+      expect(JSON.stringify(res.body), query).to.contain(field);
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import {
+  Alert,
   Button,
   Card,
   ConfirmDialog,
@@ -39,16 +40,60 @@ interface Draft {
   source_ip: string;
   username: string;
   filter: FilterDraft;
+  /** Ticked by the person when the rule refuses every connection; saving needs it then. */
+  confirmed: boolean;
 }
 
+// A new rule starts as an allow: a form saved unchanged must never shut everyone out of the namespace.
 const blank: Draft = {
-  action: 'deny',
+  action: 'allow',
   active: true,
-  priority: '1',
+  priority: '10',
   source_ip: '.*',
   username: '.*',
   filter: emptyFilter,
+  confirmed: false,
 };
+
+/** Patterns that match every address or user (an empty field is saved as `.*`). */
+const anything = new Set(['', '.*', '^.*', '.*$', '^.*$']);
+
+/** Active, deny, and matching every source, user and device: no connection gets past it. */
+export function refusesEverything(d: Draft): boolean {
+  return (
+    d.active &&
+    d.action === 'deny' &&
+    anything.has(d.source_ip.trim()) &&
+    anything.has(d.username.trim()) &&
+    d.filter.mode === 'all'
+  );
+}
+
+/** What the rule will match, in words: "Denies SSH from any address as any user to every device." */
+export function describeRule(d: Draft): string {
+  const source = d.source_ip.trim();
+  const username = d.username.trim();
+  const devices =
+    d.filter.mode === 'all'
+      ? 'to every device'
+      : d.filter.mode === 'hostname'
+        ? `to devices whose name matches ${d.filter.hostname.trim() || '…'}`
+        : `to devices tagged ${d.filter.tags.trim() || '…'}`;
+  const text = [
+    d.action === 'allow' ? 'Allows' : 'Denies',
+    'SSH and web terminal connections',
+    anything.has(source) ? 'from any address' : `from addresses matching ${source}`,
+    anything.has(username) ? 'as any user' : `as users matching ${username}`,
+    devices,
+  ].join(' ');
+  return d.active ? `${text}.` : `${text}, once switched on; inactive, it decides nothing.`;
+}
+
+/** The next free step of ten after the highest priority there is, so a new rule goes after the existing ones. */
+function nextPriority(rules: FirewallRule[]): string {
+  const highest = Math.max(0, ...rules.map((r) => r.priority));
+  return String(Math.min(2147483647, (Math.floor(highest / 10) + 1) * 10));
+}
 
 function pattern(value: string, any: string) {
   return value === '.*' ? <span className="muted">{any}</span> : <code>{value}</code>;
@@ -71,7 +116,7 @@ export function FirewallPage() {
     return Number.isInteger(priority) && priority >= 0 ? null : 'Use a whole number, 0 or more.';
   };
   const form = useFormDialog({
-    valid: (d) => !priorityProblem(d) && !filterProblem(d.filter),
+    valid: (d) => !priorityProblem(d) && !filterProblem(d.filter) && (d.confirmed || !refusesEverything(d)),
     send: (d: Draft, rule: FirewallRule | null) => {
       const body = {
         action: d.action,
@@ -95,20 +140,34 @@ export function FirewallPage() {
     },
   });
   const action = form.action;
-  const open = (rule: FirewallRule | null) =>
-    form.open(
-      rule
-        ? {
-            action: rule.action,
-            active: rule.active,
-            priority: String(rule.priority),
-            source_ip: rule.source_ip,
-            username: rule.username,
-            filter: draftFromFilter(rule.filter),
-          }
-        : blank,
-      rule,
-    );
+  const open = async (rule: FirewallRule | null) => {
+    if (rule) {
+      form.open(
+        {
+          action: rule.action,
+          active: rule.active,
+          priority: String(rule.priority),
+          source_ip: rule.source_ip,
+          username: rule.username,
+          filter: draftFromFilter(rule.filter),
+          confirmed: false,
+        },
+        rule,
+      );
+      return;
+    }
+    // The list is by priority, so the last page of 100 holds the highest; the page shown stands in if that fails.
+    let known = rules.data?.items ?? [];
+    try {
+      const last = Math.max(1, Math.ceil((rules.data?.total ?? 0) / 100));
+      known = (
+        await api.page<FirewallRule>(calls.listFirewallRules, { query: { page: last, per_page: 100 } })
+      ).items;
+    } catch {
+      // Keep the page shown.
+    }
+    form.open({ ...blank, priority: nextPriority(known) }, null);
+  };
 
   const columns = useMemo(
     () => [
@@ -241,6 +300,32 @@ export function FirewallPage() {
               showErrors={form.touched}
             />
             <Switch label="Active" checked={draft.active} onChange={(active) => form.change({ active })} />
+            <p data-testid="rule-summary" aria-live="polite">
+              {describeRule(draft)}
+            </p>
+            {refusesEverything(draft) ? (
+              <Alert kind="warn" title="This rule refuses every connection">
+                <p>
+                  Nobody will reach any device of this namespace over SSH or the web terminal, unless a rule
+                  with a lower priority number allows them first.
+                </p>
+                <div className="field">
+                  <label className="row" style={{ gap: 6 }}>
+                    <input
+                      type="checkbox"
+                      checked={draft.confirmed}
+                      onChange={(e) => form.change({ confirmed: e.target.checked })}
+                    />
+                    I understand: refuse every connection
+                  </label>
+                  {form.touched && !draft.confirmed ? (
+                    <span className="error" role="alert">
+                      Tick the box to save a rule that refuses every connection, or narrow the rule.
+                    </span>
+                  ) : null}
+                </div>
+              </Alert>
+            ) : null}
           </>
         ) : null}
       </Dialog>

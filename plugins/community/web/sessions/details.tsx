@@ -1,6 +1,7 @@
 import {
   Alert,
   ApiError,
+  Button,
   Card,
   Empty,
   ErrorState,
@@ -11,10 +12,12 @@ import {
   ScrollFrame,
   useApi,
   useResource,
+  useUser,
 } from '@gatehouse/console';
 import { useState } from 'react';
 import { calls } from '../api';
 import type { Device, RecordedEntry, Session, SessionEvent } from '../types';
+import { CloseSessionDialog, mayCloseSessions } from './close';
 import {
   describeEvent,
   exitsOf,
@@ -83,6 +86,8 @@ function Recording({ uid, seats, events }: { uid: string; seats: number[]; event
 
 export function SessionDetailsPage({ params }: { params: Record<string, string> }) {
   const api = useApi();
+  const user = useUser();
+  const [closing, setClosing] = useState(false);
   const uid = params.uid ?? '';
   const session = useResource(
     () =>
@@ -150,6 +155,18 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
       <PageHeader
         title={`Session on ${device?.name ?? s.device_uid.slice(0, 12)}`}
         description={<Link to="/sessions">← All sessions</Link>}
+        actions={
+          s.active && mayCloseSessions(user.role) ? (
+            <Button variant="danger" onClick={() => setClosing(true)}>
+              Close session
+            </Button>
+          ) : null
+        }
+      />
+      <CloseSessionDialog
+        session={closing ? s : null}
+        onClose={() => setClosing(false)}
+        onClosed={session.reload}
       />
       <div className="stack">
         {recording.recorded ? (

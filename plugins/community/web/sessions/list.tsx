@@ -1,4 +1,5 @@
 import {
+  Button,
   Card,
   createColumnHelper,
   DataTable,
@@ -13,9 +14,11 @@ import {
   useResource,
   useUser,
 } from '@gatehouse/console';
-import { useMemo } from 'react';
+import { useEffect, useId, useMemo, useState } from 'react';
 import { calls } from '../api';
+import { useDebounced } from '../devices/list';
 import type { Device, Session } from '../types';
+import { CloseSessionDialog, mayCloseSessions } from './close';
 import { formatDuration, recordingLabel, recordingState, timing } from './describe';
 
 export function SessionState({ session }: { session: Session }) {
@@ -29,14 +32,151 @@ export function SessionState({ session }: { session: Session }) {
   return <span className="badge">Ended</span>;
 }
 
+interface Filters {
+  username: string;
+  device: string;
+  active: boolean;
+  /** Days as a date input gives them (YYYY-MM-DD), read in the person's time zone. */
+  from: string;
+  to: string;
+}
+
+const noFilters: Filters = { username: '', device: '', active: false, from: '', to: '' };
+
+/** The list call's filters: the range runs from the start of `from` to the end of `to`, both local days. */
+function filterQuery(f: Filters): { query: Record<string, string | boolean>; problem: string | null } {
+  const query: Record<string, string | boolean> = {};
+  if (f.username.trim()) query.username = f.username.trim();
+  if (f.device) query.device_uid = f.device;
+  if (f.active) query.active = true;
+  const from = f.from ? new Date(`${f.from}T00:00:00`) : undefined;
+  const to = f.to ? new Date(`${f.to}T00:00:00`) : undefined;
+  if (to) to.setDate(to.getDate() + 1);
+  if ((from && Number.isNaN(from.getTime())) || (to && Number.isNaN(to.getTime())))
+    return { query, problem: 'Give dates as a day, month and year.' };
+  if (from && to && from >= to) return { query, problem: 'The first day is after the last day.' };
+  if (from) query.started_after = from.toISOString();
+  if (to) query.started_before = to.toISOString();
+  return { query, problem: null };
+}
+
+function SessionFilters({
+  filters,
+  onChange,
+  problem,
+}: {
+  filters: Filters;
+  onChange: (f: Filters) => void;
+  problem: string | null;
+}) {
+  const api = useApi();
+  const user = useUser();
+  const devices = useResource(
+    () => api.page<Device>(calls.listDevices, { query: { page: 1, per_page: 100 } }),
+    [api, user.tenant],
+  );
+  const set = (patch: Partial<Filters>) => onChange({ ...filters, ...patch });
+  const field = { gap: 6, flexWrap: 'nowrap' } as const;
+  const id = useId();
+  return (
+    <search className="toolbar" aria-label="Filter sessions">
+      <span className="row" style={field}>
+        <label className="muted" htmlFor={`${id}-user`}>
+          User
+        </label>
+        <input
+          id={`${id}-user`}
+          className="input"
+          type="search"
+          placeholder="e.g. root"
+          value={filters.username}
+          onChange={(e) => set({ username: e.target.value })}
+        />
+      </span>
+      <span className="row" style={field}>
+        <label className="muted" htmlFor={`${id}-device`}>
+          Device
+        </label>
+        <select
+          id={`${id}-device`}
+          className="input"
+          value={filters.device}
+          onChange={(e) => set({ device: e.target.value })}
+        >
+          <option value="">All devices</option>
+          {(devices.data?.items ?? []).map((d) => (
+            <option key={d.uid} value={d.uid}>
+              {d.name}
+            </option>
+          ))}
+        </select>
+      </span>
+      <label className="row" style={field}>
+        <input type="checkbox" checked={filters.active} onChange={(e) => set({ active: e.target.checked })} />
+        Active only
+      </label>
+      <span className="row" style={field}>
+        <label className="muted" htmlFor={`${id}-from`}>
+          From
+        </label>
+        <input
+          id={`${id}-from`}
+          className="input"
+          type="date"
+          value={filters.from}
+          onChange={(e) => set({ from: e.target.value })}
+        />
+      </span>
+      <span className="row" style={field}>
+        <label className="muted" htmlFor={`${id}-to`}>
+          To
+        </label>
+        <input
+          id={`${id}-to`}
+          className="input"
+          type="date"
+          value={filters.to}
+          onChange={(e) => set({ to: e.target.value })}
+        />
+      </span>
+      {JSON.stringify(filters) !== JSON.stringify(noFilters) ? (
+        <Button size="sm" variant="ghost" onClick={() => onChange(noFilters)}>
+          Clear filters
+        </Button>
+      ) : null}
+      {problem ? (
+        <span className="field">
+          <span className="error" role="alert">
+            {problem}
+          </span>
+        </span>
+      ) : null}
+    </search>
+  );
+}
+
 export function SessionsPage() {
   const api = useApi();
   const user = useUser();
-  const { list: sessions, table: sessionsTable } = usePagedList(
+  const [filters, setFilters] = useState<Filters>(noFilters);
+  const typed = useDebounced(filters.username, 250);
+  const { query: filter, problem } = filterQuery({ ...filters, username: typed });
+  const filterKey = JSON.stringify(filter);
+  const filtered = filterKey !== '{}';
+  const [closing, setClosing] = useState<Session | null>(null);
+  const mayClose = mayCloseSessions(user.role);
+  const {
+    setQuery,
+    list: sessions,
+    table: sessionsTable,
+  } = usePagedList(
     (query) =>
-      api.page<Session>(calls.listSessions, { query: { page: query.page, per_page: query.perPage } }),
-    [api, user.tenant],
+      api.page<Session>(calls.listSessions, {
+        query: { ...filter, page: query.page, per_page: query.perPage },
+      }),
+    [api, user.tenant, filterKey],
   );
+  useEffect(() => setQuery((q) => ({ ...q, page: 1 })), [filterKey]);
   // The API gives each session its device "when it still exists", without saying whether it is an agent's device or
   // a container a connector exposes. Each device of the page is looked up once: its kind gives the link, and its
   // name stands in when the answer leaves the device out, so a person reads names rather than uids.
@@ -114,18 +254,23 @@ export function SessionsPage() {
         header: () => <span className="sr-only">Details</span>,
         cell: (ctx) => {
           const s = ctx.row.original;
+          const what = `the session of ${s.username} on ${s.device?.name ?? s.device_uid.slice(0, 12)}, started ${formatDate(s.started_at)}`;
           return (
-            <Link
-              to={`/sessions/${s.uid}`}
-              aria-label={`Details of the session of ${s.username} on ${s.device?.name ?? s.device_uid.slice(0, 12)}, started ${formatDate(s.started_at)}`}
-            >
-              Details
-            </Link>
+            <div className="row" style={{ justifyContent: 'flex-end', gap: 6, flexWrap: 'nowrap' }}>
+              {s.active && mayClose ? (
+                <Button size="sm" variant="ghost" onClick={() => setClosing(s)} aria-label={`Close ${what}`}>
+                  Close
+                </Button>
+              ) : null}
+              <Link to={`/sessions/${s.uid}`} aria-label={`Details of ${what}`}>
+                Details
+              </Link>
+            </div>
           );
         },
       }),
     ],
-    [column],
+    [column, mayClose],
   );
   // react-table caches cell values per row object, so the looked-up names and links go into new row objects.
   const page = useMemo(() => {
@@ -148,6 +293,7 @@ export function SessionsPage() {
     <>
       <PageHeader title="Sessions" description="Every SSH and web terminal connection through the gateway." />
       <Card>
+        <SessionFilters filters={filters} onChange={setFilters} problem={problem} />
         <DataTable
           label="Sessions"
           columns={columns}
@@ -155,12 +301,19 @@ export function SessionsPage() {
           page={page}
           rowKey={(s) => s.uid}
           empty={
-            <Empty title="No sessions yet" icon={icons.sessions}>
-              Connections to your devices, from ssh or the web terminal, are listed here.
-            </Empty>
+            filtered ? (
+              <Empty title="No sessions match these filters" icon={icons.sessions}>
+                Change or clear the filters to see more sessions.
+              </Empty>
+            ) : (
+              <Empty title="No sessions yet" icon={icons.sessions}>
+                Connections to your devices, from ssh or the web terminal, are listed here.
+              </Empty>
+            )
           }
         />
       </Card>
+      <CloseSessionDialog session={closing} onClose={() => setClosing(null)} onClosed={sessions.reload} />
     </>
   );
 }
