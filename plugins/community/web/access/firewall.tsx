@@ -12,6 +12,7 @@ import {
   Switch,
   TextField,
   useApi,
+  useCan,
   useFormDialog,
   usePagedList,
   useToast,
@@ -58,6 +59,7 @@ export function FirewallPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
   const { list: rules, table: rulesTable } = usePagedList(
     (query) =>
       api.page<FirewallRule>(calls.listFirewallRules, {
@@ -147,6 +149,7 @@ export function FirewallPage() {
             <Button
               size="sm"
               variant="ghost"
+              {...can(calls.updateFirewallRule, 'edit firewall rules').gate}
               onClick={() => open(ctx.row.original)}
               aria-label={`Edit rule with priority ${ctx.row.original.priority}`}
             >
@@ -155,6 +158,7 @@ export function FirewallPage() {
             <Button
               size="sm"
               variant="ghost"
+              {...can(calls.deleteFirewallRule, 'delete firewall rules').gate}
               onClick={() => setRemoving(ctx.row.original)}
               aria-label={`Delete rule with priority ${ctx.row.original.priority}`}
             >
@@ -164,7 +168,7 @@ export function FirewallPage() {
         ),
       }),
     ],
-    [],
+    [can],
   );
 
   const draft = form.draft;
@@ -175,7 +179,11 @@ export function FirewallPage() {
         title="Firewall rules"
         description="Checked before every connection: active rules by priority, lowest first; the first match decides."
         actions={
-          <Button variant="primary" onClick={() => open(null)}>
+          <Button
+            variant="primary"
+            {...can(calls.createFirewallRule, 'add firewall rules').gate}
+            onClick={() => open(null)}
+          >
             {icons.plus} Add rule
           </Button>
         }
@@ -190,7 +198,14 @@ export function FirewallPage() {
             <Empty
               title="No firewall rules"
               icon={icons.shield}
-              action={<Button onClick={() => open(null)}>Add rule</Button>}
+              action={
+                <Button
+                  {...can(calls.createFirewallRule, 'add firewall rules').gate}
+                  onClick={() => open(null)}
+                >
+                  Add rule
+                </Button>
+              }
             >
               Without rules every connection that signs in is allowed.
             </Empty>
