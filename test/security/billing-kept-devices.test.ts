@@ -124,7 +124,8 @@ describe('security: which devices stay reachable after a subscription ends (clou
       expect(refused.stderr).to.not.contain('subscription');
     }
     // Refused before any credential, the client is gone before the refusal is stored: wait for both rows.
-    const refusedRows = async () => server.kernel.container.cradle.db('sessions').where({ device_uid: d.uid });
+    const refusedRows = async () =>
+      server.kernel.container.cradle.db('sessions').where({ device_uid: d.uid });
     for (let waited = 0; (await refusedRows()).length < 2 && waited < 5_000; waited += 100) await sleep(100);
     expect((await refusedRows()).map((r) => r.authenticated)).to.deep.equal([false, false]);
 
