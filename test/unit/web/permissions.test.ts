@@ -1,7 +1,7 @@
 import { roles } from '@gatehouse/core';
 import { expect } from 'chai';
 import type { MemberPermission } from '../../../web/src/shell/api/types';
-import { memberRoles, permissionFor, rolesPhrase } from '../../../web/src/shell/permissions';
+import { memberRoles, permissionFor, rolesPhrase } from '../../../web/src/shell/permission-table';
 
 // The console asks the server's permission table (GET /info `permissions`) what a role may do; these hold its
 // reading of a row to the router's rule (a role passes when it is at least the call's least role).
