@@ -59,7 +59,8 @@ export class Kernel {
     this.container = kernelContainer({ config, log, hooks, metrics, features });
     this.declarations = new Declarations({ config, log, hooks, features, container: this.container });
     const { version, assets = {} } = opts.installation;
-    const about = { version, plugins, sealedColumns: this.declarations.sealedColumns, assets, listeners };
+    const { sealedColumns, routes } = this.declarations;
+    const about = { version, plugins, sealedColumns, assets, listeners, routes };
     this.container.register({ instance: asValue(instanceValue(about)) });
   }
 

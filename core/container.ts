@@ -17,6 +17,7 @@ import type { Instance, InstanceFeatures } from './instance';
 import type { Logger } from './log';
 import { Mailer } from './mail';
 import type { Metrics } from './metrics';
+import { type PermissionRow, permissionMatrix, type RouteAccess } from './permissions';
 import type { PluginManifest } from './plugin';
 import type { SealedColumn, SecretBox } from './secrets';
 import { SshPenalties } from './ssh/penalties';
@@ -78,8 +79,11 @@ export function instanceValue(about: {
   sealedColumns: readonly SealedColumn[];
   assets: Readonly<Record<string, string>>;
   listeners: Pick<Instance, 'httpPort' | 'sshPort' | 'internalAddress'>;
+  /** The declared routes; complete once `register` has run, which is before anything reads `permissions`. */
+  routes: readonly RouteAccess[];
 }): Instance {
   const { listeners } = about;
+  let permissions: PermissionRow[] | undefined;
   return {
     version: about.version,
     plugins: about.plugins.map((p) => p.name),
@@ -94,6 +98,10 @@ export function instanceValue(about: {
     },
     get internalAddress() {
       return listeners.internalAddress;
+    },
+    get permissions() {
+      permissions ??= permissionMatrix(about.routes);
+      return permissions;
     },
   };
 }

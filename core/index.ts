@@ -45,6 +45,7 @@ export type { Installation } from './installation';
 export type { Instance } from './instance';
 export type { LogDestination, Logger } from './log';
 export { htmlText, Mailer, type MailMessage } from './mail';
+export type { PermissionRow } from './permissions';
 export {
   type BootContext,
   definePlugin,

@@ -1,3 +1,4 @@
+import type { PermissionRow } from './permissions';
 import type { SealedColumn } from './secrets';
 
 /** Things a plugin says about the instance in `GET /info` (e.g. enterprise turns `saml` on when configured). */
@@ -32,4 +33,9 @@ export interface Instance {
   readonly sealedColumns: readonly SealedColumn[];
   /** The installation's files that plugins serve, by name (`Installation.assets`). */
   readonly assets: Readonly<Record<string, string>>;
+  /**
+   * The permission matrix of the running routes (`permissions.ts`): the one table the router checks and the console
+   * reads (`GET /info`) to hide what a role cannot do. Read once the plugins have registered.
+   */
+  readonly permissions: readonly PermissionRow[];
 }

@@ -1,6 +1,16 @@
 import type { AuthKind } from './auth/caller';
 import { type Role, roleAtLeast, roles } from './auth/roles';
-import type { RegisteredRoute } from './http/route';
+
+/** What the matrix reads of a registered route (`http/route.ts`); the instance holds these without the router. */
+export interface RouteAccess {
+  method: string;
+  path: string;
+  summary: string;
+  plugin: string;
+  auth: readonly AuthKind[];
+  role?: Role;
+  instanceAdmin?: boolean;
+}
 
 /** One call of the permission matrix: who may make it. */
 export interface PermissionRow {
@@ -23,7 +33,7 @@ export interface PermissionRow {
  * The permission matrix, read from the route tables (each route's `auth` and `role`), so the published page and the
  * permission checks cannot drift apart. Published by `gatehouse permissions --json` for the docs site.
  */
-export function permissionMatrix(routes: RegisteredRoute[]): PermissionRow[] {
+export function permissionMatrix(routes: readonly RouteAccess[]): PermissionRow[] {
   const kinds: AuthKind[] = ['user', 'apiKey', 'device', 'none', 'internal', 'local'];
   return [...routes]
     .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))

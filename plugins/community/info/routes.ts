@@ -1,7 +1,17 @@
-import { defineRoute } from '@gatehouse/core';
-import { Type as T } from '@sinclair/typebox';
+import { defineRoute, type PermissionRow, roles } from '@gatehouse/core';
+import { type Static, Type as T } from '@sinclair/typebox';
 
 /** `GET /info`: what agents and the console learn about the instance. */
+const memberPermission = T.Object({
+  method: T.String(),
+  path: T.String({ description: 'OpenAPI-style path, e.g. /api/devices/{uid}' }),
+  summary: T.String(),
+  role: T.Union(
+    roles.map((r) => T.Literal(r)),
+    { description: 'the least member role the call needs' },
+  ),
+});
+
 export const infoRoutes = [
   defineRoute({
     method: 'GET',
@@ -32,6 +42,11 @@ export const infoRoutes = [
             }),
             { description: 'console modules of the running plugins, in load order' },
           ),
+          permissions: T.Array(memberPermission, {
+            description:
+              'the calls a member makes that need a role, from the table the server checks: the console hides ' +
+              'or disables what the signed-in role cannot do',
+          }),
         }),
       },
     },
@@ -46,7 +61,17 @@ export const infoRoutes = [
         // The manifests' names, not the config's entries: an outside plugin may be listed by package name or path.
         plugins: [...instance.plugins],
         console_modules: [...instance.consoleModules],
+        permissions: memberPermissions(instance.permissions),
       };
     },
   }),
 ];
+
+/** The rows of the permission matrix a member's role decides: user calls with a least role. */
+function memberPermissions(rows: readonly PermissionRow[]): Static<typeof memberPermission>[] {
+  return rows.flatMap((r) =>
+    r.role && r.callers.user && !r.instanceAdmin
+      ? [{ method: r.method, path: r.path, summary: r.summary, role: r.role }]
+      : [],
+  );
+}

@@ -15,6 +15,7 @@ import {
   TextArea,
   useAction,
   useApi,
+  useCan,
   useConsole,
   useFormDialog,
   usePagedList,
@@ -135,6 +136,8 @@ export function ConnectorsPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
+  const mayUpdate = can(calls.updateConnector, 'change connectors');
   const { list: connectors, table: connectorsTable } = usePagedList(
     (query) =>
       api.page<Connector>(calls.listConnectors, { query: { page: query.page, per_page: query.perPage } }),
@@ -223,7 +226,8 @@ export function ConnectorsPage() {
           <Switch
             label={ctx.getValue() ? 'Enabled' : 'Disabled'}
             checked={ctx.getValue()}
-            disabled={busy}
+            disabled={busy || !mayUpdate.allowed}
+            title={mayUpdate.reason || undefined}
             onChange={(enable) =>
               update(ctx.row.original, { enable }, enable ? 'Connector enabled' : 'Connector disabled')
             }
@@ -241,7 +245,8 @@ export function ConnectorsPage() {
               <Button
                 size="sm"
                 variant="ghost"
-                disabled={busy}
+                disabled={busy || !mayUpdate.allowed}
+                title={mayUpdate.reason || undefined}
                 onClick={() => update(c, {}, 'Connection tested')}
                 aria-label={`Test connection to ${name}`}
               >
@@ -259,6 +264,7 @@ export function ConnectorsPage() {
               <Button
                 size="sm"
                 variant="ghost"
+                {...can(calls.newConnectorToken, 'make connector tokens').gate}
                 onClick={() => setRenewing(c)}
                 aria-label={`New token for ${name}`}
               >
@@ -267,6 +273,7 @@ export function ConnectorsPage() {
               <Button
                 size="sm"
                 variant="ghost"
+                {...can(calls.deleteConnector, 'delete connectors').gate}
                 onClick={() => setRemoving(c)}
                 aria-label={`Delete connector ${name}`}
               >
@@ -277,7 +284,7 @@ export function ConnectorsPage() {
         },
       }),
     ],
-    [column, busy],
+    [column, busy, can, mayUpdate.allowed, mayUpdate.reason],
   );
   const keyProblemOf = (f: ConnectorForm) =>
     Boolean(f.cert.trim()) !== Boolean(f.key.trim())
@@ -315,7 +322,11 @@ export function ConnectorsPage() {
           </>
         }
         actions={
-          <Button variant="primary" onClick={() => form.open(emptyForm)}>
+          <Button
+            variant="primary"
+            {...can(calls.createConnector, 'add connectors').gate}
+            onClick={() => form.open(emptyForm)}
+          >
             {icons.plus} Add connector
           </Button>
         }

@@ -54,6 +54,22 @@ describe('permissions: every route x every role and caller kind', function () {
     expect(permissionMarkdown(rows).split('\n')).to.have.length(rows.length + 2);
   });
 
+  it('answers in GET /info, for the console, the role of every member call the router checks', async () => {
+    const res = await server.api('GET', '/info');
+    const listed = (res.body as { permissions: { method: string; path: string; role: string }[] })
+      .permissions;
+    const checked = permissionMatrix(routes).filter((r) => r.role && r.callers.user && !r.instanceAdmin);
+    expect(listed.map((p) => `${p.method} ${p.path} ${p.role}`)).to.deep.equal(
+      checked.map((r) => `${r.method} ${r.path} ${r.role}`),
+    );
+    expect(listed).to.deep.include({
+      method: 'PATCH',
+      path: '/api/devices/{uid}/accept',
+      summary: 'Accept a device',
+      role: 'administrator',
+    });
+  });
+
   it('answers 401 to every non-public call without credentials', async () => {
     const wrong: string[] = [];
     for (const r of routes.filter((x) => !x.auth.includes('none'))) {

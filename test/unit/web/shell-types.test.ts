@@ -25,6 +25,7 @@ const readsInfo = {
   authentication: true,
   plugins: true,
   console_modules: true,
+  permissions: true,
 } satisfies Record<keyof InstanceInfo, true>;
 const readsUser = {
   token: true,

@@ -7,6 +7,8 @@ export { ApiClient, encodeFilter, type FilterItem } from './api/client';
 export { ApiError, errorText, listFields } from './api/errors';
 export type * from './api/types';
 export { type FormDialog, useFormDialog } from './form-dialog';
+export { memberRoles, type Permission, permissionFor, rolesAtLeast, rolesPhrase } from './permission-table';
+export { useCan } from './permissions';
 export { type Action, type Resource, useAction, useResource } from './resource';
 export { Link, matchPath, Navigate, useLocation, useNavigate, useSearchParam } from './router';
 export { emailProblem, type FieldRule, fieldRules, ruleProblem } from './rules';

@@ -13,6 +13,7 @@ import {
   Switch,
   TextField,
   useApi,
+  useCan,
   useFormDialog,
   usePagedList,
   useToast,
@@ -103,6 +104,7 @@ export function FirewallPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
   const { list: rules, table: rulesTable } = usePagedList(
     (query) =>
       api.page<FirewallRule>(calls.listFirewallRules, {
@@ -206,6 +208,7 @@ export function FirewallPage() {
             <Button
               size="sm"
               variant="ghost"
+              {...can(calls.updateFirewallRule, 'edit firewall rules').gate}
               onClick={() => open(ctx.row.original)}
               aria-label={`Edit rule with priority ${ctx.row.original.priority}`}
             >
@@ -214,6 +217,7 @@ export function FirewallPage() {
             <Button
               size="sm"
               variant="ghost"
+              {...can(calls.deleteFirewallRule, 'delete firewall rules').gate}
               onClick={() => setRemoving(ctx.row.original)}
               aria-label={`Delete rule with priority ${ctx.row.original.priority}`}
             >
@@ -223,7 +227,7 @@ export function FirewallPage() {
         ),
       }),
     ],
-    [],
+    [can],
   );
 
   const draft = form.draft;
@@ -234,7 +238,11 @@ export function FirewallPage() {
         title="Firewall rules"
         description="Checked before every connection: active rules by priority, lowest first; the first match decides."
         actions={
-          <Button variant="primary" onClick={() => open(null)}>
+          <Button
+            variant="primary"
+            {...can(calls.createFirewallRule, 'add firewall rules').gate}
+            onClick={() => open(null)}
+          >
             {icons.plus} Add rule
           </Button>
         }
@@ -249,7 +257,14 @@ export function FirewallPage() {
             <Empty
               title="No firewall rules"
               icon={icons.shield}
-              action={<Button onClick={() => open(null)}>Add rule</Button>}
+              action={
+                <Button
+                  {...can(calls.createFirewallRule, 'add firewall rules').gate}
+                  onClick={() => open(null)}
+                >
+                  Add rule
+                </Button>
+              }
             >
               Without rules every connection that signs in is allowed.
             </Empty>

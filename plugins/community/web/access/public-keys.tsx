@@ -13,6 +13,7 @@ import {
   TextArea,
   TextField,
   useApi,
+  useCan,
   useFormDialog,
   usePagedList,
   useToast,
@@ -75,6 +76,7 @@ export function PublicKeysPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
   const { list: keys, table: keysTable } = usePagedList(
     (query) =>
       api.page<PublicKey>(calls.listPublicKeys, { query: { page: query.page, per_page: query.perPage } }),
@@ -140,6 +142,7 @@ export function PublicKeysPage() {
             <Button
               size="sm"
               variant="ghost"
+              {...can(calls.updatePublicKey, 'edit public keys').gate}
               onClick={() => open(ctx.row.original)}
               aria-label={`Edit ${ctx.row.original.name}`}
             >
@@ -148,6 +151,7 @@ export function PublicKeysPage() {
             <Button
               size="sm"
               variant="ghost"
+              {...can(calls.deletePublicKey, 'delete public keys').gate}
               onClick={() => setRemoving(ctx.row.original)}
               aria-label={`Delete ${ctx.row.original.name}`}
             >
@@ -157,7 +161,7 @@ export function PublicKeysPage() {
         ),
       }),
     ],
-    [],
+    [can],
   );
 
   const draft = form.draft;
@@ -168,7 +172,11 @@ export function PublicKeysPage() {
         title="Public keys"
         description="Keys that may sign in to devices in this namespace without a password."
         actions={
-          <Button variant="primary" onClick={() => open(null)}>
+          <Button
+            variant="primary"
+            {...can(calls.createPublicKey, 'add public keys').gate}
+            onClick={() => open(null)}
+          >
             {icons.plus} Add public key
           </Button>
         }
@@ -183,7 +191,11 @@ export function PublicKeysPage() {
             <Empty
               title="No public keys"
               icon={icons.key}
-              action={<Button onClick={() => open(null)}>Add public key</Button>}
+              action={
+                <Button {...can(calls.createPublicKey, 'add public keys').gate} onClick={() => open(null)}>
+                  Add public key
+                </Button>
+              }
             >
               Add a key so its holder can use ssh without typing a device password.
             </Empty>

@@ -12,6 +12,7 @@ import {
   TextField,
   useAction,
   useApi,
+  useCan,
   useFormDialog,
   useResource,
   useToast,
@@ -24,6 +25,7 @@ export function TagsPage() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
   const tags = useResource(
     () => api.call<string[] | null>(calls.listTags, { context: 'Could not load the tags' }),
     [api, user.tenant],
@@ -84,6 +86,7 @@ export function TagsPage() {
                       <Button
                         size="sm"
                         variant="ghost"
+                        {...can(calls.renameTag, 'rename tags').gate}
                         onClick={() => renaming.open({ to: tag }, tag)}
                         aria-label={`Rename tag ${tag}`}
                       >
@@ -92,6 +95,7 @@ export function TagsPage() {
                       <Button
                         size="sm"
                         variant="ghost"
+                        {...can(calls.deleteTag, 'delete tags').gate}
                         onClick={() => {
                           action.clearError();
                           setRemoving(tag);

@@ -18,6 +18,7 @@ import {
   TextField,
   useAction,
   useApi,
+  useCan,
   useConsole,
   useNavigate,
   useResource,
@@ -61,6 +62,7 @@ function Tunnels({ device }: { device: Device }) {
   const [creating, setCreating] = useState(false);
   const [form, setForm] = useState({ host: '127.0.0.1', port: '80', ttl: '-1' });
   const action = useAction();
+  const can = useCan();
   const columns = useMemo(
     () => [
       column.display({
@@ -86,6 +88,7 @@ function Tunnels({ device }: { device: Device }) {
             size="sm"
             variant="ghost"
             aria-label={`Delete tunnel ${ctx.row.original.address}`}
+            {...can(calls.deleteTunnel, 'delete tunnels').gate}
             onClick={async () => {
               const ok = await action.run(() =>
                 api.call(calls.deleteTunnel, {
@@ -104,7 +107,7 @@ function Tunnels({ device }: { device: Device }) {
         ),
       }),
     ],
-    [device.uid],
+    [device.uid, can],
   );
   const portNumber = Number(form.port);
   const portProblem =
@@ -117,6 +120,7 @@ function Tunnels({ device }: { device: Device }) {
       actions={
         <Button
           size="sm"
+          {...can(calls.createTunnel, 'create tunnels').gate}
           onClick={() => {
             action.clearError();
             setCreating(true);
@@ -268,6 +272,7 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
   const toast = useToast();
   const [dialog, setDialog] = useState<DeviceDialog>(null);
   const action = useAction();
+  const can = useCan();
   const device = useResource(
     () =>
       api
@@ -308,6 +313,7 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
   if (!device.data) return <Loading />;
   const d = device.data;
   const actions = slots.deviceActions.filter((a) => a.available(d, user.role));
+  const mayAccept = can(kind.calls.accept, `accept ${kind.noun}s`);
   const accept = async () => {
     const ok = await action.run(() =>
       api.call(kind.calls.accept, { params: { uid }, context: `Could not accept ${d.name}` }),
@@ -330,7 +336,8 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
                 variant="primary"
                 onClick={accept}
                 busy={action.pending}
-                disabled={d.acceptable === false}
+                disabled={!mayAccept.allowed || d.acceptable === false}
+                title={mayAccept.reason || undefined}
               >
                 Accept
               </Button>
@@ -344,9 +351,23 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
                 refresh={device.reload}
               />
             ))}
-            <Button onClick={() => setDialog({ kind: 'rename', device: d })}>Rename</Button>
-            <Button onClick={() => setDialog({ kind: 'tags', device: d })}>Edit tags</Button>
-            <Button variant="danger" onClick={() => setDialog({ kind: 'remove', device: d })}>
+            <Button
+              {...can(kind.calls.update, `rename ${kind.noun}s`).gate}
+              onClick={() => setDialog({ kind: 'rename', device: d })}
+            >
+              Rename
+            </Button>
+            <Button
+              {...can(kind.calls.tags, `change the tags of ${kind.noun}s`).gate}
+              onClick={() => setDialog({ kind: 'tags', device: d })}
+            >
+              Edit tags
+            </Button>
+            <Button
+              variant="danger"
+              {...can(kind.calls.remove, `remove ${kind.noun}s`).gate}
+              onClick={() => setDialog({ kind: 'remove', device: d })}
+            >
               Remove
             </Button>
           </>

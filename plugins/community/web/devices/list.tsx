@@ -12,6 +12,7 @@ import {
   PageHeader,
   useAction,
   useApi,
+  useCan,
   useConsole,
   usePagedList,
   useResource,
@@ -93,6 +94,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
   const term = useDebounced(search.trim(), 250);
   const [dialog, setDialog] = useState<DeviceDialog>(null);
   const action = useAction();
+  const can = useCan();
 
   const filter = term
     ? encodeFilter([{ type: 'property', params: { name: 'name', operator: 'contains', value: term } }])
@@ -204,14 +206,17 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
         header: () => <span className="sr-only">Actions</span>,
         cell: (ctx) => {
           const d = ctx.row.original;
+          const accept = can(kind.calls.accept, `accept ${kind.noun}s`);
           return (
             <div className="row" style={{ justifyContent: 'flex-end', gap: 6, flexWrap: 'nowrap' }}>
               {d.status !== 'accepted' ? (
                 <Button
                   size="sm"
                   variant="primary"
-                  disabled={d.acceptable === false || action.pending}
-                  title={d.acceptable === false ? limitExplanation(namespace.data) : undefined}
+                  disabled={!accept.allowed || d.acceptable === false || action.pending}
+                  title={
+                    accept.reason || (d.acceptable === false ? limitExplanation(namespace.data) : undefined)
+                  }
                   onClick={() => changeStatus(d, 'accept')}
                   aria-label={`Accept ${d.name}`}
                 >
@@ -219,7 +224,12 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
                 </Button>
               ) : null}
               {d.status === 'pending' ? (
-                <Button size="sm" onClick={() => changeStatus(d, 'reject')} aria-label={`Reject ${d.name}`}>
+                <Button
+                  size="sm"
+                  {...can(kind.calls.status, `reject ${kind.noun}s`).gate}
+                  onClick={() => changeStatus(d, 'reject')}
+                  aria-label={`Reject ${d.name}`}
+                >
                   Reject
                 </Button>
               ) : null}
@@ -238,6 +248,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
                   <Button
                     size="sm"
                     variant="ghost"
+                    {...can(kind.calls.update, `rename ${kind.noun}s`).gate}
                     onClick={() => setDialog({ kind: 'rename', device: d })}
                     aria-label={`Rename ${d.name}`}
                   >
@@ -246,6 +257,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
                   <Button
                     size="sm"
                     variant="ghost"
+                    {...can(kind.calls.tags, `change the tags of ${kind.noun}s`).gate}
                     onClick={() => setDialog({ kind: 'tags', device: d })}
                     aria-label={`Edit tags of ${d.name}`}
                   >
@@ -256,6 +268,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
               <Button
                 size="sm"
                 variant="ghost"
+                {...can(kind.calls.remove, `remove ${kind.noun}s`).gate}
                 onClick={() => setDialog({ kind: 'remove', device: d })}
                 aria-label={`Remove ${d.name}`}
               >
@@ -266,7 +279,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
         },
       }),
     ],
-    [kind, namespace.data, action.pending],
+    [kind, namespace.data, action.pending, can],
   );
 
   const emptyText: Record<string, { title: string; body: string }> = {

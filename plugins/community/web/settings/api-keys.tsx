@@ -13,6 +13,7 @@ import {
   TextField,
   useAction,
   useApi,
+  useCan,
   useFormDialog,
   usePagedList,
   useToast,
@@ -43,12 +44,21 @@ export function ApiKeysTab() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
+  const mayList = can(calls.listApiKeys, 'see API keys');
   const { list: keys, table: keysTable } = usePagedList(
     (query) =>
-      api.page<ApiKey>(calls.listApiKeys, {
-        query: { page: query.page, per_page: query.perPage, sort_by: query.sortBy, order_by: query.order },
-      }),
-    [api, user.tenant],
+      mayList.allowed
+        ? api.page<ApiKey>(calls.listApiKeys, {
+            query: {
+              page: query.page,
+              per_page: query.perPage,
+              sort_by: query.sortBy,
+              order_by: query.order,
+            },
+          })
+        : Promise.resolve({ items: [], total: 0 }),
+    [api, user.tenant, mayList.allowed],
     { sortBy: 'expires_in', order: 'desc' },
   );
   const roles = grantableRoles(user.role);
@@ -111,6 +121,7 @@ export function ApiKeysTab() {
               size="sm"
               variant="ghost"
               aria-label={`Edit ${ctx.row.original.name}`}
+              {...can(calls.updateApiKey, 'edit API keys').gate}
               onClick={() =>
                 editing.open({ name: ctx.row.original.name, role: ctx.row.original.role }, ctx.row.original)
               }
@@ -121,6 +132,7 @@ export function ApiKeysTab() {
               size="sm"
               variant="ghost"
               aria-label={`Delete ${ctx.row.original.name}`}
+              {...can(calls.deleteApiKey, 'delete API keys').gate}
               onClick={() => {
                 action.clearError();
                 setRemoving(ctx.row.original);
@@ -132,7 +144,7 @@ export function ApiKeysTab() {
         ),
       }),
     ],
-    [],
+    [can],
   );
 
   return (
@@ -143,6 +155,7 @@ export function ApiKeysTab() {
           <Button
             variant="primary"
             size="sm"
+            {...can(calls.createApiKey, 'create API keys').gate}
             onClick={() =>
               creating.open({
                 name: '',
@@ -161,7 +174,7 @@ export function ApiKeysTab() {
           {...keysTable}
           rowKey={(k) => k.name}
           empty={
-            <Empty title="No API keys" icon={icons.key}>
+            <Empty title={mayList.allowed ? 'No API keys' : mayList.reason} icon={icons.key}>
               An API key lets scripts call the Gatehouse API for this namespace with the X-API-Key header.
             </Empty>
           }

@@ -16,6 +16,7 @@ import {
   TextField,
   useAction,
   useApi,
+  useCan,
   useFormDialog,
   usePagedList,
   useResource,
@@ -65,7 +66,10 @@ export function InstallKeysTab() {
   const api = useApi();
   const user = useUser();
   const toast = useToast();
-  const canManage = user.role === 'owner' || user.role === 'administrator';
+  const can = useCan();
+  const mayList = can(calls.listInstallKeys, 'see install keys');
+  const canManage = mayList.allowed;
+  const mayRequire = can(calls.updateNamespace, 'change how devices register');
   const namespace = useResource(
     () =>
       api.call<Namespace>(calls.getNamespace, {
@@ -138,6 +142,7 @@ export function InstallKeysTab() {
               size="sm"
               variant="ghost"
               aria-label={`Rotate ${ctx.row.original.name}`}
+              {...can(calls.rotateInstallKey, 'rotate install keys').gate}
               onClick={() => {
                 action.clearError();
                 setRotating(ctx.row.original);
@@ -149,6 +154,7 @@ export function InstallKeysTab() {
               size="sm"
               variant="ghost"
               aria-label={`Revoke ${ctx.row.original.name}`}
+              {...can(calls.revokeInstallKey, 'revoke install keys').gate}
               onClick={() => {
                 action.clearError();
                 setRevoking(ctx.row.original);
@@ -160,7 +166,7 @@ export function InstallKeysTab() {
         ),
       }),
     ],
-    [],
+    [can],
   );
 
   if (namespace.error) return <ErrorState message={namespace.error} onRetry={namespace.reload} />;
@@ -191,7 +197,8 @@ export function InstallKeysTab() {
             label="Require an install key to register a new device"
             checked={required}
             onChange={setRequired}
-            disabled={!canManage || requirement.pending}
+            disabled={!mayRequire.allowed || requirement.pending}
+            title={mayRequire.reason || undefined}
           />
           <p className="muted" style={{ maxWidth: 640 }}>
             The tenant ID is in every install command, so anyone who has seen one can make devices wait in
@@ -208,15 +215,14 @@ export function InstallKeysTab() {
       <Card
         title="Install keys"
         actions={
-          canManage ? (
-            <Button
-              variant="primary"
-              size="sm"
-              onClick={() => creating.open({ name: '', days: '7', limit: '0' })}
-            >
-              {icons.plus} Create install key
-            </Button>
-          ) : null
+          <Button
+            variant="primary"
+            size="sm"
+            {...can(calls.createInstallKey, 'create install keys').gate}
+            onClick={() => creating.open({ name: '', days: '7', limit: '0' })}
+          >
+            {icons.plus} Create install key
+          </Button>
         }
       >
         {canManage ? (
@@ -234,7 +240,7 @@ export function InstallKeysTab() {
           />
         ) : (
           <div className="card-body">
-            <p className="muted">Administrators and owners of the namespace make and revoke install keys.</p>
+            <p className="muted">{mayList.reason}.</p>
           </div>
         )}
       </Card>

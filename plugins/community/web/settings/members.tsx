@@ -15,6 +15,7 @@ import {
   SelectField,
   TextField,
   useAction,
+  useCan,
   useConsole,
   useResource,
   useToast,
@@ -24,6 +25,7 @@ import { useState } from 'react';
 import { calls } from '../api';
 import type { Member, Namespace } from '../types';
 import { grantableRoles, roleLabels } from './roles';
+import { RolesCard } from './roles-card';
 
 /** What a person adding an unknown e-mail address needs to know (community adds existing accounts only). */
 export function accountNeeded(email: string): string {
@@ -52,7 +54,10 @@ export function MembersTab() {
   const [removing, setRemoving] = useState<Member | null>(null);
   const action = useAction();
   const roles = grantableRoles(user.role);
-  const canManage = user.role === 'owner' || user.role === 'administrator';
+  const can = useCan();
+  const mayAdd = can(calls.addMember, 'add members');
+  const canChangeRole = can(calls.updateMember).allowed;
+  const canRemove = can(calls.removeMember).allowed;
 
   if (namespace.error) return <ErrorState message={namespace.error} onRetry={namespace.reload} />;
   if (!namespace.data) return <Loading />;
@@ -79,19 +84,18 @@ export function MembersTab() {
       <Card
         title="Members"
         actions={
-          canManage ? (
-            <Button
-              variant="primary"
-              size="sm"
-              onClick={() => {
-                action.clearError();
-                setEmail('');
-                setAdding(true);
-              }}
-            >
-              {icons.plus} Add member
-            </Button>
-          ) : null
+          <Button
+            variant="primary"
+            size="sm"
+            {...mayAdd.gate}
+            onClick={() => {
+              action.clearError();
+              setEmail('');
+              setAdding(true);
+            }}
+          >
+            {icons.plus} Add member
+          </Button>
         }
       >
         {members.length === 0 ? (
@@ -121,7 +125,7 @@ export function MembersTab() {
                         {who} {isMe ? <span className="badge">You</span> : null}
                       </td>
                       <td>
-                        {canManage && !isOwner && !isMe ? (
+                        {canChangeRole && !isOwner && !isMe ? (
                           <>
                             <label className="sr-only" htmlFor={`role-${m.id}`}>
                               Role of {who}
@@ -157,7 +161,7 @@ export function MembersTab() {
                       </td>
                       <td>{formatDate(m.added_at)}</td>
                       <td className="actions">
-                        {canManage && !isOwner && !isMe ? (
+                        {canRemove && !isOwner && !isMe ? (
                           <Button
                             size="sm"
                             variant="ghost"
@@ -179,21 +183,8 @@ export function MembersTab() {
           </ScrollFrame>
         )}
       </Card>
-      {canManage ? slots.members.map((Extra, i) => <Extra key={String(i)} />) : null}
-      <Card title="Roles">
-        <div className="card-body">
-          <dl className="props">
-            <dt>Owner</dt>
-            <dd>Everything, including deleting the namespace. One per namespace.</dd>
-            <dt>Administrator</dt>
-            <dd>Manages members, API keys, devices, keys, rules and settings.</dd>
-            <dt>Operator</dt>
-            <dd>Accepts and manages devices and connects to them.</dd>
-            <dt>Observer</dt>
-            <dd>Connects to devices and sees the namespace, without changing it.</dd>
-          </dl>
-        </div>
-      </Card>
+      {mayAdd.allowed ? slots.members.map((Extra, i) => <Extra key={String(i)} />) : null}
+      <RolesCard />
       <Dialog
         open={adding}
         title="Add a member"

@@ -12,6 +12,7 @@ import {
   TextArea,
   TextField,
   useAction,
+  useCan,
   useConsole,
   useNavigate,
   useResource,
@@ -43,6 +44,7 @@ export function NamespaceTab() {
   const { api, replaceUser } = useConsole();
   const user = useUser();
   const toast = useToast();
+  const can = useCan();
   const navigate = useNavigate();
   const namespace = useResource(
     () =>
@@ -81,6 +83,8 @@ export function NamespaceTab() {
   const nameValue = name ?? ns.name;
   const announcementValue = announcement ?? ns.settings?.connection_announcement ?? '';
   const isOwner = ns.owner === user.id;
+  const mayUpdate = can(calls.updateNamespace, 'change the namespace');
+  const mayRecord = can(calls.setSessionRecord, 'change session recording');
 
   const update = async (body: Partial<Namespace>, done: string) => {
     const ok = await save.run(() =>
@@ -173,7 +177,8 @@ export function NamespaceTab() {
               type="submit"
               variant="primary"
               busy={save.pending}
-              disabled={nameValue.trim() === ns.name}
+              disabled={!mayUpdate.allowed || nameValue.trim() === ns.name}
+              title={mayUpdate.reason || undefined}
             >
               Rename
             </Button>
@@ -200,7 +205,8 @@ export function NamespaceTab() {
             label="Record the terminal output of every session"
             checked={Boolean(ns.settings?.session_record)}
             onChange={setRecording}
-            disabled={recording.pending}
+            disabled={!mayRecord.allowed || recording.pending}
+            title={mayRecord.reason || undefined}
           />
           <p className="muted">Recordings can be played back from each session's page.</p>
         </div>
@@ -228,7 +234,10 @@ export function NamespaceTab() {
               type="submit"
               variant="primary"
               busy={save.pending}
-              disabled={announcementValue === (ns.settings?.connection_announcement ?? '')}
+              disabled={
+                !mayUpdate.allowed || announcementValue === (ns.settings?.connection_announcement ?? '')
+              }
+              title={mayUpdate.reason || undefined}
             >
               Save announcement
             </Button>

@@ -13,6 +13,17 @@ export interface InstanceInfo {
   plugins?: string[];
   /** The running plugins' console modules, in load order. */
   console_modules?: ConsoleModuleEntry[];
+  /** The calls whose least member role the server checks, from its permission table (`useCan` reads them). */
+  permissions?: MemberPermission[];
+}
+
+/** One call of the server's permission table: a member needs `role` or higher to make it. */
+export interface MemberPermission {
+  method: string;
+  /** OpenAPI-style path, as a `Call` writes it. */
+  path: string;
+  summary: string;
+  role: Role;
 }
 
 /** A plugin's console module: an ES module whose default export is its slots (`defineWebModule`). */

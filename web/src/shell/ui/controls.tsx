@@ -146,14 +146,17 @@ export function Switch({
   checked,
   onChange,
   disabled,
+  title,
 }: {
   label: string;
   checked: boolean;
   onChange: (value: boolean) => void;
   disabled?: boolean;
+  /** Why it is disabled, when it is (shown as the tooltip). */
+  title?: string;
 }) {
   return (
-    <label className="switch">
+    <label className="switch" title={title}>
       <input
         type="checkbox"
         role="switch"
