@@ -1,7 +1,7 @@
 import { defineRoute, type PermissionRow, roles } from '@gatehouse/core';
 import { type Static, Type as T } from '@sinclair/typebox';
 
-/** `GET /info`: what agents and the console learn about the instance. */
+/** A member call whose role is checked, as `GET /info` lists it for the console. */
 const memberPermission = T.Object({
   method: T.String(),
   path: T.String({ description: 'OpenAPI-style path, e.g. /api/devices/{uid}' }),
@@ -12,6 +12,7 @@ const memberPermission = T.Object({
   ),
 });
 
+/** `GET /info`: what agents and the console learn about the instance. */
 export const infoRoutes = [
   defineRoute({
     method: 'GET',
