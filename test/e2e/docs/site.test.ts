@@ -20,6 +20,9 @@ import {
 } from './docs-site';
 
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const { version: productVersion } = JSON.parse(readFileSync(join(docsDir, '..', 'package.json'), 'utf8')) as {
+  version: string;
+};
 
 interface OpenApi {
   paths: Record<string, Record<string, unknown>>;
@@ -253,7 +256,7 @@ describe('documentation site', function () {
     await page.goto(`${server.url}/`);
     const bar = page.locator('.theme-announcement-bar');
     await bar.waitFor();
-    expect(await bar.textContent()).to.contain('Gatehouse 0.1 is out');
+    expect(await bar.textContent()).to.contain(`Gatehouse ${productVersion} is out`);
     await bar.getByRole('button', { name: 'Close' }).click();
     await bar.waitFor({ state: 'detached' });
     await page.reload();
@@ -272,34 +275,34 @@ describe('documentation site', function () {
     await page.goto(`${server.url}/overview/concepts`);
     const versionMenu = page.locator('nav.navbar .dropdown').filter({ has: page.locator('.dropdown__menu') });
     const shownVersion = async () => (await versionMenu.locator('a.navbar__link').textContent())?.trim();
-    expect(await shownVersion()).to.equal('0.1');
+    expect(await shownVersion()).to.equal(productVersion);
     await versionMenu.hover();
-    await versionMenu.getByRole('link', { name: 'Next (unreleased)' }).click();
-    await page.waitForURL(`${server.url}/next/overview/concepts`);
-    await page.getByText('This is unreleased documentation').waitFor();
-    expect(await storedValues(page, 'docs-preferred-version-default')).to.deep.equal(['current']);
+    await versionMenu.getByRole('link', { name: '0.1 (older release)' }).click();
+    await page.waitForURL(`${server.url}/0.1/overview/concepts`);
+    await page.getByText('which is no longer actively maintained').waitFor();
+    expect(await storedValues(page, 'docs-preferred-version-default')).to.deep.equal(['0.1']);
 
     // Off the docs pages the menu shows the stored choice, also after a reload, and leads back to it.
     await page.goto(`${server.url}/developers/openapi/community`);
     await page.reload();
     await page.locator('[data-api-reference="community"]').waitFor();
     await page.waitForFunction(() =>
-      document.querySelector('nav.navbar .dropdown > a.navbar__link')?.textContent?.includes('Next'),
+      document.querySelector('nav.navbar .dropdown > a.navbar__link')?.textContent?.includes('older release'),
     );
-    expect(await shownVersion()).to.equal('Next (unreleased)');
+    expect(await shownVersion()).to.equal('0.1 (older release)');
     await versionMenu.locator('a.navbar__link').click();
-    await page.waitForURL(`${server.url}/next/`);
+    await page.waitForURL(`${server.url}/0.1/`);
 
-    // Choosing the released version again is remembered the same way.
-    await page.goto(`${server.url}/next/overview/faq`);
+    // Choosing the current version again is remembered the same way.
+    await page.goto(`${server.url}/0.1/overview/faq`);
     await versionMenu.hover();
-    await versionMenu.getByRole('link', { name: '0.1', exact: true }).click();
+    await versionMenu.getByRole('link', { name: productVersion, exact: true }).click();
     await page.waitForURL(`${server.url}/overview/faq`);
     await page.goto(`${server.url}/search`);
     await page.reload();
     await page.locator('main').first().waitFor();
-    expect(await storedValues(page, 'docs-preferred-version-default')).to.deep.equal(['0.1']);
-    expect(await shownVersion()).to.equal('0.1');
+    expect(await storedValues(page, 'docs-preferred-version-default')).to.deep.equal(['current']);
+    expect(await shownVersion()).to.equal(productVersion);
   });
 
   it('shows the permission matrix generated from the route tables on the roles page', async () => {
