@@ -665,16 +665,22 @@ describe('documentation site', function () {
     await page.getByRole('heading', { level: 1, name: 'Editions' }).waitFor();
   });
 
-  for (const [route, mode] of [
-    ['/', 'dark'],
-    ['/user-guides/devices/connecting', 'dark'],
-    ['/user-guides/devices/connecting', 'light'],
-    ['/developers/openapi/community', 'dark'],
-    ['/developers/openapi/community?tag=devices', 'light'],
-    ['/overview/concepts', 'light'],
-    ['/search?q=device', 'dark'],
+  // The 390 px rows: there the tables scroll sideways (each must be a labelled tab stop, scrollable-region-focusable)
+  // and the search button shows only its icon (its name must still hold what it shows, label-content-name-mismatch).
+  for (const [route, mode, width] of [
+    ['/', 'dark', 1280],
+    ['/user-guides/devices/connecting', 'dark', 1280],
+    ['/user-guides/devices/connecting', 'light', 1280],
+    ['/developers/openapi/community', 'dark', 1280],
+    ['/developers/openapi/community', 'dark', 390],
+    ['/developers/openapi/community?tag=devices', 'light', 1280],
+    ['/overview/concepts', 'light', 1280],
+    ['/overview/getting-started/', 'light', 390],
+    ['/self-hosted/reference', 'dark', 390],
+    ['/search?q=device', 'dark', 1280],
   ] as const) {
-    it(`has no serious or critical accessibility violation on ${route} (${mode})`, async () => {
+    it(`has no serious or critical accessibility violation on ${route} (${mode}, ${width} px)`, async () => {
+      await page.setViewportSize({ width, height: 900 });
       await page.goto(server.url + route);
       if (mode === 'light') {
         await page.getByRole('button', { name: /Switch between dark and light mode/ }).click();
@@ -690,7 +696,9 @@ describe('documentation site', function () {
           violations: { id: string; impact: string | null; nodes: { target: unknown }[] }[];
         }
         const results = await axe.run(document, {
-          runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'best-practice'] },
+          runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'best-practice'] },
+          // Experimental in axe, so off unless named: an accessible name that leaves out the visible text.
+          rules: { 'label-content-name-mismatch': { enabled: true } },
         });
         return results.violations
           .filter((v) => v.impact === 'serious' || v.impact === 'critical')
