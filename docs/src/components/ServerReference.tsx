@@ -104,7 +104,9 @@ export function CommandReference(): ReactNode {
             <code>{command.name}</code>
           </Heading>
           {command.usage ? (
-            <pre>
+            // A long usage line scrolls sideways: the block is a tab stop, as Docusaurus makes its code blocks.
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: the block is its own scroll box; keyboard readers focus it to scroll
+            <pre tabIndex={0}>
               <code>{command.usage}</code>
             </pre>
           ) : null}

@@ -435,7 +435,8 @@ describe('documentation site', function () {
     });
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${server.url}/self-hosted/configuring`);
-    const yaml = page.locator('pre.language-yaml');
+    // The first YAML block of the page (the current configuring page has more than one).
+    const yaml = page.locator('pre.language-yaml').first();
     await yaml.waitFor();
     // Wait for hydration: the copy button only works once React owns the block.
     await page.waitForFunction(() =>
@@ -675,7 +676,7 @@ describe('documentation site', function () {
     ['/developers/openapi/community', 'dark', 390],
     ['/developers/openapi/community?tag=devices', 'light', 1280],
     ['/overview/concepts', 'light', 1280],
-    ['/overview/getting-started/', 'light', 390],
+    ['/overview/getting-started/', 'dark', 390],
     ['/self-hosted/reference', 'dark', 390],
     ['/search?q=device', 'dark', 1280],
   ] as const) {
