@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type * as Preset from '@docusaurus/preset-classic';
 import type { Config } from '@docusaurus/types';
 import { themes as prismThemes } from 'prism-react-renderer';
@@ -20,6 +21,17 @@ const externalSearch =
   algoliaAppId && algoliaApiKey && algoliaIndexName
     ? { appId: algoliaAppId, apiKey: algoliaApiKey, indexName: algoliaIndexName }
     : undefined;
+
+// The site root serves docs/content, labelled with the version the release ships (the root package.json's).
+// Snapshots in versioned_docs/ (made by `npm run docs:version`, which the release runs) are older releases,
+// each under its own path with a banner; the snapshot of the version being shipped stays hidden until the
+// version moves on, so no release appears twice. See docs/content/developers/development.md.
+const productVersion = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+const olderReleases = (
+  JSON.parse(readFileSync(new URL('./versions.json', import.meta.url), 'utf8')) as string[]
+).filter((version) => version !== productVersion);
 
 type PrismTheme = typeof prismThemes.github;
 
@@ -99,14 +111,16 @@ const config: Config = {
           routeBasePath: '/',
           sidebarPath: './sidebars.ts',
           editUrl: undefined,
-          // The released docs (versioned_docs/, made by `docusaurus docs:version`) are
-          // served at the site root with the paths of the site map (sidebars.ts); content/ is what the
-          // next release will say and is served under /next. The navbar's version menu
-          // keeps the reader's choice in local storage.
-          lastVersion: '0.1',
+          lastVersion: 'current',
+          onlyIncludeVersions: ['current', ...olderReleases],
           versions: {
-            current: { label: 'Next (unreleased)', path: 'next', banner: 'unreleased' },
-            '0.1': { label: '0.1', banner: 'none' },
+            current: { label: productVersion, banner: 'none' },
+            ...Object.fromEntries(
+              olderReleases.map((version) => [
+                version,
+                { label: `${version} (older release)`, path: version, banner: 'unmaintained' as const },
+              ]),
+            ),
           },
         },
         blog: false,
@@ -124,9 +138,8 @@ const config: Config = {
   themeConfig: {
     colorMode: { defaultMode: 'dark', disableSwitch: false, respectPrefersColorScheme: false },
     announcementBar: {
-      id: 'gatehouse-0-1',
-      content:
-        'Gatehouse 0.1 is out: self-hosted SSH access to every device, with no inbound ports on the device.',
+      id: `gatehouse-${productVersion}`,
+      content: `Gatehouse ${productVersion} is out: self-hosted SSH access to every device, with no inbound ports on the device.`,
       isCloseable: true,
     },
     tableOfContents: { minHeadingLevel: 2, maxHeadingLevel: 3 },

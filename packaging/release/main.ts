@@ -57,6 +57,8 @@ await step('console', () => {
     npmRun('build', '-w', 'web');
   }
 });
+// This release's docs are kept as a version of their own (docs/scripts/version-docs.mjs) before the site is built.
+await step('docs version', () => npmRun('docs:version'));
 await step('docs', () => {
   if (!(values['reuse-builds'] && existsSync(path.join(repoRoot, serverTree.docsBuild, 'index.html')))) {
     npmRun('docs:build');

@@ -50,7 +50,9 @@ export const pages: Record<string, (keyof typeof documented)[]> = {
     'npmInstall',
     'serve',
     'docsServe',
+    'installScript',
   ],
+  'user-guides/devices/adding.md': ['installScript'],
   'developers/agent/installing.md': [
     'installScript',
     'noInitStart',

@@ -2,6 +2,7 @@
 // back, its title, headings and text are indexed with MiniSearch, and the serialised
 // index is written next to the pages. The browser fetches that one file; no outside
 // service is involved.
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
@@ -98,6 +99,10 @@ async function readBuiltPage(outDir, routePath) {
 
 export default function localSearch(context) {
   const baseUrl = context.baseUrl;
+  // Every snapshot in versions.json; the one of the shipped version has no pages, so skipping it costs nothing.
+  const olderPaths = JSON.parse(readFileSync(join(context.siteDir, 'versions.json'), 'utf8')).map(
+    (version) => `/${version}`,
+  );
   return {
     name: 'gatehouse-local-search',
     getThemePath() {
@@ -112,9 +117,9 @@ export default function localSearch(context) {
       for (const routePath of routesPaths) {
         const path = routePath.startsWith(baseUrl) ? `/${routePath.slice(baseUrl.length)}` : routePath;
         if (path === '/search' || path === '/404.html' || seen.has(path)) continue;
-        // Only the released docs (at the root) are indexed: the unreleased copy under
-        // /next would give every hit twice.
-        if (path === '/next' || path.startsWith('/next/')) continue;
+        // Only the docs of the version being shipped (at the root) are indexed: an older release's
+        // copy under /<version> would give most hits twice, some of them out of date.
+        if (olderPaths.some((older) => path === older || path.startsWith(`${older}/`))) continue;
         const html = await readBuiltPage(outDir, path);
         const page = html && extractPage(html);
         if (!page) continue;

@@ -100,7 +100,8 @@ export function PermissionMatrix(): ReactNode {
             <Heading as="h3" id={`calls-${area}`}>
               {area}
             </Heading>
-            <table className={styles.matrix}>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the table is its own scroll box; keyboard readers focus it to scroll */}
+            <table className={styles.matrix} tabIndex={0} aria-label={`Who may make the ${area} calls`}>
               <thead>
                 <tr>
                   <th>Call</th>

@@ -41,9 +41,12 @@ function byOwner(): { plugin: string | undefined; keys: ConfigKey[] }[] {
   return groups;
 }
 
-function ConfigTable({ keys }: { keys: ConfigKey[] }): ReactNode {
+// Tables scroll sideways on narrow screens (Infima makes each table its own scroll box), so each one is a
+// labelled tab stop: a keyboard reader can focus it and scroll it with the arrow keys.
+function ConfigTable({ keys, label }: { keys: ConfigKey[]; label: string }): ReactNode {
   return (
-    <table data-reference="config">
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: the table is its own scroll box; keyboard readers focus it to scroll
+    <table data-reference="config" tabIndex={0} aria-label={label}>
       <thead>
         <tr>
           <th>Key</th>
@@ -81,10 +84,10 @@ export function ConfigReference(): ReactNode {
             <p>
               Read only when the <code>{plugin}</code> plugin runs.
             </p>
-            <ConfigTable keys={keys} />
+            <ConfigTable keys={keys} label={`Settings of the ${plugin} plugin`} />
           </section>
         ) : (
-          <ConfigTable key="core" keys={keys} />
+          <ConfigTable key="core" keys={keys} label="Settings of the server" />
         ),
       )}
     </>
@@ -101,7 +104,9 @@ export function CommandReference(): ReactNode {
             <code>{command.name}</code>
           </Heading>
           {command.usage ? (
-            <pre>
+            // A long usage line scrolls sideways: the block is a tab stop, as Docusaurus makes its code blocks.
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: the block is its own scroll box; keyboard readers focus it to scroll
+            <pre tabIndex={0}>
               <code>{command.usage}</code>
             </pre>
           ) : null}

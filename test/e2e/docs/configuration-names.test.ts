@@ -28,7 +28,7 @@ function markdownFiles(dir: string): string[] {
   });
 }
 
-/** Both the unreleased docs (content/) and every released copy (versioned_docs/). */
+/** Both the current docs (content/) and every frozen release's copy (versioned_docs/). */
 const pages = [
   ...markdownFiles(join(docsDir, 'content')),
   ...markdownFiles(join(docsDir, 'versioned_docs')),

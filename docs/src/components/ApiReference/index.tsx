@@ -79,10 +79,13 @@ function SchemaView({
   );
 }
 
-function ParametersView({ parameters }: { parameters: Parameter[] }) {
+function ParametersView({ parameters, label }: { parameters: Parameter[]; label: string }) {
   if (parameters.length === 0) return null;
   return (
-    <table className={styles.table}>
+    // A labelled tab stop: the table scrolls sideways on narrow screens (Infima makes each table its own scroll
+    // box), and a keyboard reader scrolls it with the arrow keys once it has focus.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: the table is its own scroll box; keyboard readers focus it to scroll
+    <table className={styles.table} tabIndex={0} aria-label={label}>
       <caption>Parameters</caption>
       <thead>
         <tr>
@@ -128,7 +131,7 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
       {operation.summary ? <p className={styles.summary}>{operation.summary}</p> : null}
       {operation.description ? <p>{operation.description}</p> : null}
       <p className={styles.auth}>Authentication: {authNames.length > 0 ? authNames.join(' or ') : 'none'}</p>
-      <ParametersView parameters={entry.parameters} />
+      <ParametersView parameters={entry.parameters} label={`Parameters of ${method.toUpperCase()} ${path}`} />
       {bodySchema ? (
         <div>
           <h4 className={styles.subheading}>

@@ -12,8 +12,8 @@ import type { ReactNode } from 'react';
 /**
  * The docs version menu. On a docs page it is Docusaurus's own menu (the page's version,
  * links to the same page in the other version, and the choice saved in local storage).
- * Elsewhere (API references, search) Docusaurus would show the released version whatever
- * the reader chose, because the released docs are served at the site root and so every
+ * Elsewhere (API references, search) Docusaurus would show the current version whatever
+ * the reader chose, because the current docs are served at the site root and so every
  * path looks like one of theirs; there the menu shows the stored choice instead
  * (the docs version choice is kept in local storage).
  */

@@ -150,7 +150,8 @@ export default function SearchBar(): ReactNode {
       <button
         type="button"
         className={styles.button}
-        aria-label="Search"
+        // The name is the visible text ("Search", and the shortcut where it shows), never a different label.
+        aria-keyshortcuts="Control+K"
         onClick={() => setOpen(true)}
         // Start fetching the index when the reader shows intent, so the first search is quick.
         onMouseEnter={() => void loadSearchIndex(baseUrl).catch(() => undefined)}
