@@ -1,10 +1,6 @@
-import { ConfirmDialog, formatDate, type Role, useApi, useToast } from '@gatehouse/console';
+import { ConfirmDialog, formatDate, useApi, useToast } from '@gatehouse/console';
 import { calls } from '../api';
 import type { Session } from '../types';
-
-/** Closing a session is an operator's call or above's (`POST /api/sessions/:uid/close`, sessions/routes.ts). */
-export const mayCloseSessions = (role: Role | '' | undefined) =>
-  role === 'owner' || role === 'administrator' || role === 'operator';
 
 /** Asks before closing the session, then closes it on the gateway and the device. */
 export function CloseSessionDialog({

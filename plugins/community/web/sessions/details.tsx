@@ -12,12 +12,13 @@ import {
   ScrollFrame,
   useApi,
   useResource,
+  useCan,
   useUser,
 } from '@gatehouse/console';
 import { useState } from 'react';
 import { calls } from '../api';
 import type { Device, RecordedEntry, Session, SessionEvent } from '../types';
-import { CloseSessionDialog, mayCloseSessions } from './close';
+import { CloseSessionDialog } from './close';
 import {
   describeEvent,
   exitsOf,
@@ -86,7 +87,7 @@ function Recording({ uid, seats, events }: { uid: string; seats: number[]; event
 
 export function SessionDetailsPage({ params }: { params: Record<string, string> }) {
   const api = useApi();
-  const user = useUser();
+  const mayClose = useCan()(calls.closeSession).allowed;
   const [closing, setClosing] = useState(false);
   const uid = params.uid ?? '';
   const session = useResource(
@@ -156,7 +157,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
         title={`Session on ${device?.name ?? s.device_uid.slice(0, 12)}`}
         description={<Link to="/sessions">← All sessions</Link>}
         actions={
-          s.active && mayCloseSessions(user.role) ? (
+          s.active && mayClose ? (
             <Button variant="danger" onClick={() => setClosing(true)}>
               Close session
             </Button>
