@@ -28,6 +28,8 @@ export const DEVICE_AGENT_PASSWORD = 'agent-secret';
  */
 export interface AgentLaunch {
   bundle?: { path: string; nodeArgs: readonly string[] };
+  /** The single executable as install.sh lays it down (it needs no node), with its runtime directory. */
+  executable?: { path: string; runtimeDir: string };
   /** The working directory (an install tree, so that nothing of the checkout is found); the repository else. */
   cwd?: string;
   output?: { stdout: number | 'ignore'; stderr: 'inherit' | 'ignore' };
@@ -49,9 +51,18 @@ export class AgentProcess {
     const program = launch.bundle
       ? [...launch.bundle.nodeArgs, launch.bundle.path]
       : ['--import', 'tsx', AGENT_MAIN];
-    this.child = spawn(process.execPath, [...program, ...args], {
+    const [command, argv] = launch.executable
+      ? [launch.executable.path, args]
+      : [process.execPath, [...program, ...args]];
+    const runtime = launch.executable ? { GATEHOUSE_AGENT_RUNTIME_DIR: launch.executable.runtimeDir } : {};
+    this.child = spawn(command, argv, {
       cwd: launch.cwd ?? REPO,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root', ...env },
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: process.env['HOME'] ?? '/root',
+        ...runtime,
+        ...env,
+      },
       stdio: launch.output
         ? ['ignore', launch.output.stdout, launch.output.stderr]
         : ['ignore', 'pipe', 'pipe'],

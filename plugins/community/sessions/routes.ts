@@ -1,4 +1,12 @@
-import { type Caller, defineRoute, Forbidden, Invalid, NotFound, pageQuery, printable } from '@gatehouse/core';
+import {
+  type Caller,
+  defineRoute,
+  Forbidden,
+  Invalid,
+  NotFound,
+  pageQuery,
+  printable,
+} from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import { toAsciicast } from './asciicast';
 import {

@@ -63,6 +63,7 @@ const readmeProbes: Record<string, (o: Offer) => boolean> = {
   'API keys': has('/api/namespaces/api-key'),
   MFA: has('/api/user/mfa/enable'),
   devices: has('/api/devices', '/api/devices/auth'),
+  'devices and their install keys': has('/api/devices', '/api/devices/auth', '/api/namespaces/install-keys'),
   tags: has('/api/tags'),
   'SSH gateway': (o) => o.info.endpoints.ssh !== '' && o.paths.has('/api/auth/ssh'),
   'public keys': has('/api/sshkeys/public-keys'),

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { AGENT_NODE_FLAGS } from '../../../agent/node-flags';
 import { AgentProcess, eventually } from '../../support/agent-process';
 import { agentAuthRequest } from '../../support/device-keys';
 import { expectAccessible, noWiderThanScreen } from './support/browser';
@@ -93,7 +92,7 @@ describe('web console: install keys in the namespace settings', function () {
     expect(await copied('install key', shown)).to.equal(key);
     const command = await copied('install command', shown);
     expect(command).to.equal(
-      `curl -fsSL "${server.url}/agent/install.sh" | sudo GATEHOUSE_SERVER_ADDRESS="${server.url}" GATEHOUSE_TENANT_ID=${auth.tenant} GATEHOUSE_INSTALL_KEY=${key} sh`,
+      `curl -fsSL "${server.url}/agent/install.sh" | GATEHOUSE_SERVER_ADDRESS="${server.url}" GATEHOUSE_TENANT_ID=${auth.tenant} GATEHOUSE_INSTALL_KEY=${key} sh`,
     );
     expect(await copied('docker run command', shown)).to.contain(
       `-e GATEHOUSE_TENANT_ID=${auth.tenant} -e GATEHOUSE_INSTALL_KEY=${key} `,
@@ -102,17 +101,15 @@ describe('web console: install keys in the namespace settings', function () {
 
     // Run as copied into a staging root (install.sh's own switches): the key goes into the agent's settings.
     const root = path.join(scratch, 'root');
-    const staged = command.replace(
-      '| sudo ',
-      `| sudo GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 `,
-    );
+    // As root, as the command is meant to run: install.sh uses sudo only when it is not root.
+    const staged = command.replace('| ', `| GATEHOUSE_INSTALL_ROOT=${root} GATEHOUSE_NO_SYSTEMD=1 `);
     const run = spawnSync('sh', ['-c', staged], { encoding: 'utf8' });
     expect(run.status, run.stderr).to.equal(0);
     const settingsFile = path.join(root, 'etc/default/gatehouse-agent');
     expect(statSync(settingsFile).mode & 0o777).to.equal(0o600);
     const settings = readFileSync(settingsFile, 'utf8');
     expect(settings).to.contain(`GATEHOUSE_INSTALL_KEY=${key}\n`);
-    expect(existsSync(path.join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs'))).to.equal(true);
+    expect(existsSync(path.join(root, 'usr/local/bin/gatehouse-agent'))).to.equal(true);
 
     await shown.getByRole('button', { name: 'Close' }).click();
     const row = page
@@ -154,9 +151,9 @@ describe('web console: install keys in the namespace settings', function () {
       },
       [],
       {
-        bundle: {
-          path: path.join(root, 'opt/gatehouse-agent/gatehouse-agent.mjs'),
-          nodeArgs: AGENT_NODE_FLAGS,
+        executable: {
+          path: path.join(root, 'usr/local/bin/gatehouse-agent'),
+          runtimeDir: path.join(root, 'var/lib/gatehouse-agent/runtime'),
         },
       },
     );

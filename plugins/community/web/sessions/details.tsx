@@ -11,9 +11,8 @@ import {
   PageHeader,
   ScrollFrame,
   useApi,
-  useResource,
   useCan,
-  useUser,
+  useResource,
 } from '@gatehouse/console';
 import { useState } from 'react';
 import { calls } from '../api';

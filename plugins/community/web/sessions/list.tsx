@@ -10,9 +10,9 @@ import {
   Link,
   PageHeader,
   useApi,
+  useCan,
   usePagedList,
   useResource,
-  useCan,
   useUser,
 } from '@gatehouse/console';
 import { useEffect, useId, useMemo, useState } from 'react';
