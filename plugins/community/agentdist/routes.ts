@@ -128,7 +128,7 @@ function asset(instance: Instance, name: keyof typeof AGENT_ASSETS, file: string
 /** Streams a file of the agent's build output, or answers 404 naming the build that makes it. */
 async function sendBuild(
   instance: Instance,
-  ctx: { type: string; length: number; attachment(name: string): void },
+  ctx: { type: string; length: number; compress?: boolean | object; attachment(name: string): void },
   file: string,
   type: string,
 ) {
@@ -137,6 +137,9 @@ async function sendBuild(
   if (!found?.isFile()) throw new AgentBundleMissing(file);
   ctx.type = type;
   ctx.length = found.size;
+  // Sent as stored: the archives are gzip already, and compressing a 100 MiB executable for every anonymous
+  // download would cost the server seconds of CPU each (a request anyone can repeat).
+  ctx.compress = false;
   ctx.attachment(file);
   return createReadStream(path);
 }

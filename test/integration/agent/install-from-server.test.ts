@@ -70,6 +70,11 @@ describe('installing the agent from the server with the documented command (pend
       const build = await fetch(`${server.url}/agent/${file}`);
       expect(build.status, file).to.equal(200);
       expect(build.headers.get('content-type')).to.equal(type);
+      // Sent as stored, though the client (fetch) accepts gzip: no server CPU spent per anonymous download.
+      expect(build.headers.get('content-encoding'), file).to.equal(null);
+      expect(Number(build.headers.get('content-length')), file).to.equal(
+        statSync(join(agentDir, 'dist', file)).size,
+      );
       const bytes = Buffer.from(await build.arrayBuffer());
       expect(bytes.equals(readFileSync(join(agentDir, 'dist', file))), file).to.equal(true);
     }
