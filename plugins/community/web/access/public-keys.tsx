@@ -19,7 +19,7 @@ import {
   useToast,
   useUser,
 } from '@gatehouse/console';
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { calls } from '../api';
 import type { PublicKey } from '../types';
 import {
@@ -31,7 +31,7 @@ import {
   filterFromDraft,
   filterProblem,
 } from './filter-fields';
-import { fingerprintOfData } from './fingerprint';
+import { useSha256 } from './use-sha256';
 
 const column = createColumnHelper<PublicKey>();
 
@@ -45,16 +45,7 @@ export function encodeKeyData(line: string): string {
 
 /** SHA256 first, as `ssh-keygen -l` prints it, then the MD5 fingerprint the API names keys by. */
 function Fingerprints({ md5, data }: { md5: string; data: string }) {
-  const [sha256, setSha256] = useState<string | undefined>();
-  useEffect(() => {
-    let live = true;
-    void fingerprintOfData(data).then((f) => {
-      if (live) setSha256(f);
-    });
-    return () => {
-      live = false;
-    };
-  }, [data]);
+  const sha256 = useSha256(data);
   return (
     <div className="stack" style={{ gap: 2 }}>
       {sha256 ? <code className="fingerprint">{sha256}</code> : null}

@@ -1,6 +1,5 @@
 import { type ApiClient, Link, useApi, useResource, useUser } from '@gatehouse/console';
-import { useEffect, useState } from 'react';
-import { fingerprintOfData } from '../access/fingerprint';
+import { useSha256 } from '../access/use-sha256';
 import { calls } from '../api';
 import type { Device, PublicKey } from '../types';
 import { type DeviceKind, deviceKind } from './kind';
@@ -38,16 +37,7 @@ async function allKeys(api: ApiClient): Promise<{ keys: PublicKey[]; complete: b
 }
 
 function Sha256({ data }: { data: string }) {
-  const [sha256, setSha256] = useState<string | undefined>();
-  useEffect(() => {
-    let live = true;
-    void fingerprintOfData(data).then((f) => {
-      if (live) setSha256(f);
-    });
-    return () => {
-      live = false;
-    };
-  }, [data]);
+  const sha256 = useSha256(data);
   return sha256 ? <code className="fingerprint">{sha256}</code> : null;
 }
 
