@@ -1,8 +1,8 @@
 /**
- * Builds the single-executable agent (node --import tsx agent/build-executable.ts [amd64|arm64], after
- * `npm run build -w agent`): Node.js's single executable application, that is the Node.js binary of this machine's
- * version with the agent's install tree injected as an asset (agent/packaging/executable-main.ts unpacks and runs it).
- * The device needs no Node.js.
+ * Builds the single-executable agent (node --import tsx agent/build-executable.ts [amd64|arm64], after agent/build.ts;
+ * `npm run build -w agent`, and so `npm install`, runs both for this machine's architecture): Node.js's single
+ * executable application, that is the Node.js binary of this machine's version with the agent's install tree
+ * injected as an asset (agent/packaging/executable-main.ts unpacks and runs it). The device needs no Node.js.
  *
  *   agent/dist/gatehouse-agent-linux-<arch>     the executable
  *

@@ -1,5 +1,5 @@
 /**
- * Builds what a device owner installs (npm run build -w agent):
+ * Builds what a device owner installs (npm run build -w agent, which then runs build-executable.ts):
  *
  *   agent/dist/gatehouse-agent/               the install tree, for /opt/gatehouse-agent
  *     gatehouse-agent.mjs                     our code and ws in one ESM file

@@ -3,7 +3,7 @@
 // with exit status 0; `run=background` blocks start something that keeps running (the
 // server) and must become ready.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -157,8 +157,12 @@ describe('commands in the getting-started and installing pages', function () {
     expect(serverOutput).to.match(/https?:\/\/\S*setup\S*/i);
   });
 
-  it('prints the setup link again with the documented command', () => {
+  it('prints the setup link again with the documented command, running the checkout\'s own CLI', () => {
     const command = byCommand('npx gatehouse setup-url')?.command ?? '';
+    // npx runs the workspace's linked bin; were there none, it would install the checkout into its cache, whose
+    // `prepare` rebuilds the console and the agent (and takes the agent's executable away while the server serves it).
+    const built = [join(repoDir, 'web', 'dist', 'index.html'), join(repoDir, 'agent', 'dist', 'gatehouse-agent')];
+    const before = built.map((file) => statSync(file).mtimeMs);
     const output = execFileSync('bash', ['-ec', command], {
       cwd: repoDir,
       env,
@@ -166,5 +170,6 @@ describe('commands in the getting-started and installing pages', function () {
       timeout: 60_000,
     });
     expect(output).to.match(/https?:\/\/\S*setup\S*/i);
+    expect(built.map((file) => statSync(file).mtimeMs)).to.deep.equal(before);
   });
 });
