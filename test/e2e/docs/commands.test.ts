@@ -157,11 +157,14 @@ describe('commands in the getting-started and installing pages', function () {
     expect(serverOutput).to.match(/https?:\/\/\S*setup\S*/i);
   });
 
-  it('prints the setup link again with the documented command, running the checkout\'s own CLI', () => {
+  it("prints the setup link again with the documented command, running the checkout's own CLI", () => {
     const command = byCommand('npx gatehouse setup-url')?.command ?? '';
     // npx runs the workspace's linked bin; were there none, it would install the checkout into its cache, whose
     // `prepare` rebuilds the console and the agent (and takes the agent's executable away while the server serves it).
-    const built = [join(repoDir, 'web', 'dist', 'index.html'), join(repoDir, 'agent', 'dist', 'gatehouse-agent')];
+    const built = [
+      join(repoDir, 'web', 'dist', 'index.html'),
+      join(repoDir, 'agent', 'dist', 'gatehouse-agent'),
+    ];
     const before = built.map((file) => statSync(file).mtimeMs);
     const output = execFileSync('bash', ['-ec', command], {
       cwd: repoDir,
