@@ -1,8 +1,9 @@
 /**
- * Builds the single-executable agent (node --import tsx agent/build-executable.ts [amd64|arm64], after agent/build.ts;
- * `npm run build -w agent`, and so `npm install`, runs both for this machine's architecture): Node.js's single
- * executable application, that is the Node.js binary of this machine's version with the agent's install tree
- * injected as an asset (agent/packaging/executable-main.ts unpacks and runs it). The device needs no Node.js.
+ * Builds the single-executable agent (node --import tsx agent/build-executable.ts [amd64|arm64] [--out DIR], after
+ * agent/build.ts with the same --out; `npm run build -w agent`, and so `npm install`, runs both for this machine's
+ * architecture): Node.js's single executable application, that is the Node.js binary of this machine's version
+ * with the agent's install tree injected as an asset (agent/packaging/executable-main.ts unpacks and runs it). The
+ * device needs no Node.js.
  *
  *   agent/dist/gatehouse-agent-linux-<arch>     the executable
  *
@@ -24,8 +25,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { architecture } from './identity';
 import { agentDistDir, BUNDLE_ARCHITECTURES, executableFileName } from './packaging/bundle';
@@ -38,11 +40,17 @@ const NODE_ARCH: Record<string, string> = { amd64: 'x64', arm64: 'arm64' };
 /** The fuse Node.js's binary carries for postject (the Node.js documentation's "single executable applications"). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-const arch = process.argv[2] ?? architecture();
+const { values, positionals } = parseArgs({
+  options: { out: { type: 'string' } },
+  allowPositionals: true,
+  strict: true,
+});
+const distDir = values.out ? resolve(values.out) : agentDistDir;
+const arch = positionals[0] ?? architecture();
 if (!(BUNDLE_ARCHITECTURES as readonly string[]).includes(arch)) {
   throw new Error(`no executable build for ${arch}; one of ${BUNDLE_ARCHITECTURES.join(', ')}`);
 }
-const tree = join(agentDistDir, 'gatehouse-agent');
+const tree = join(distDir, 'gatehouse-agent');
 if (!existsSync(join(tree, 'gatehouse-agent.mjs'))) throw new Error('run "npm run build -w agent" first');
 
 const work = mkdtempSync(join(tmpdir(), 'gatehouse-agent-executable-'));
@@ -125,7 +133,7 @@ try {
     }),
   );
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'ignore' });
-  const out = join(agentDistDir, executableFileName(arch));
+  const out = join(distDir, executableFileName(arch));
   rmSync(out, { force: true });
   cpSync(nodeBinary, out);
   chmodSync(out, 0o755);

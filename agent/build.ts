@@ -1,5 +1,6 @@
 /**
- * Builds what a device owner installs (npm run build -w agent, which then runs build-executable.ts):
+ * Builds what a device owner installs (npm run build -w agent, which then runs build-executable.ts; `--out DIR`
+ * builds into another folder than agent/dist, as the release does):
  *
  *   agent/dist/gatehouse-agent/               the install tree, for /opt/gatehouse-agent
  *     gatehouse-agent.mjs                     our code and ws in one ESM file
@@ -14,14 +15,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { architecture } from './identity';
 import { agentDistDir, bundleFileName } from './packaging/bundle';
 
 const agentDir = dirname(fileURLToPath(import.meta.url));
-const out = join(agentDistDir, 'gatehouse-agent');
+const { values } = parseArgs({ options: { out: { type: 'string' } }, strict: true });
+const distDir = values.out ? resolve(values.out) : agentDistDir;
+const out = join(distDir, 'gatehouse-agent');
 
 /** Runtime packages kept as files, with what they need at run time on this platform. */
 const platform = `${process.platform}-${process.arch}`;
@@ -47,7 +51,7 @@ function packageDir(name: string): string {
   }
 }
 
-rmSync(agentDistDir, { recursive: true, force: true });
+rmSync(distDir, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 await build({
@@ -106,6 +110,6 @@ for (const file of ['gatehouse-agent.service', 'install.sh']) {
   cpSync(join(agentDir, 'packaging', file), join(out, file));
 }
 
-const tarball = join(agentDistDir, bundleFileName(architecture()));
-execFileSync('tar', ['-czf', tarball, '-C', agentDistDir, 'gatehouse-agent']);
+const tarball = join(distDir, bundleFileName(architecture()));
+execFileSync('tar', ['-czf', tarball, '-C', distDir, 'gatehouse-agent']);
 process.stdout.write(`built ${out}\n      ${tarball}\n`);

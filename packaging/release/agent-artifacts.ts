@@ -1,17 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { executableFileName } from '../../agent/packaging/bundle';
 import { runtimeClosure } from './dependencies';
-import { agentDist, debianDir, productVersion, repoRoot } from './layout';
+import { debianDir, productVersion, repoRoot } from './layout';
 import { type Component, describeArtifact, npmComponent } from './sbom';
 
 /** Architectures the agent is released for, by Debian's names. */
 export type AgentArch = 'amd64' | 'arm64';
 
-/** `gatehouse-agent-linux-<arch>` in agent/dist (agent/packaging/bundle.ts names it). */
-export function agentExecutable(arch: AgentArch): string {
-  return path.join(agentDist, `gatehouse-agent-linux-${arch}`);
+/** `gatehouse-agent-linux-<arch>` in an agent build folder (agent/packaging/bundle.ts names it). */
+export function agentExecutable(arch: AgentArch, dir: string): string {
+  return path.join(dir, executableFileName(arch));
 }
 
 /**
@@ -39,18 +40,29 @@ export function agentComponents(arch: AgentArch = 'amd64'): Component[] {
   ];
 }
 
-/** Builds agent/dist (bundle and tarball) and the executable of each architecture, then copies them out. */
-export async function buildAgentExecutables(outDir: string, arches: AgentArch[]): Promise<string[]> {
+/**
+ * Builds the agent (bundle and tarball) and the executable of each architecture into `agentBuild`, a folder of the
+ * release's own (never the checkout's agent/dist, which a server started from the checkout serves meanwhile), then
+ * copies the executables out.
+ */
+export async function buildAgentExecutables(
+  outDir: string,
+  arches: AgentArch[],
+  agentBuild: string,
+): Promise<string[]> {
   const agentDir = path.join(repoRoot, 'agent');
-  execFileSync(process.execPath, ['--import', 'tsx', 'build.ts'], { cwd: agentDir, stdio: 'ignore' });
+  execFileSync(process.execPath, ['--import', 'tsx', 'build.ts', '--out', agentBuild], {
+    cwd: agentDir,
+    stdio: 'ignore',
+  });
   const files: string[] = [];
   for (const arch of arches) {
-    execFileSync(process.execPath, ['--import', 'tsx', 'build-executable.ts', arch], {
+    execFileSync(process.execPath, ['--import', 'tsx', 'build-executable.ts', arch, '--out', agentBuild], {
       cwd: agentDir,
       stdio: 'ignore',
     });
-    const file = path.join(outDir, path.basename(agentExecutable(arch)));
-    cpSync(agentExecutable(arch), file);
+    const file = path.join(outDir, executableFileName(arch));
+    cpSync(agentExecutable(arch, agentBuild), file);
     await describeArtifact(
       file,
       {
@@ -82,7 +94,7 @@ export async function buildAgentDeb(outDir: string, arch: AgentArch): Promise<st
       chmodSync(path.join(root, to), mode);
     };
     const source = path.join(debianDir, 'agent');
-    put(agentExecutable(arch), 'usr/bin/gatehouse-agent', 0o755);
+    put(path.join(outDir, executableFileName(arch)), 'usr/bin/gatehouse-agent', 0o755);
     put(
       path.join(repoRoot, 'agent/packaging/gatehouse-agent.service'),
       'lib/systemd/system/gatehouse-agent.service',
@@ -130,8 +142,4 @@ export async function buildAgentDeb(outDir: string, arch: AgentArch): Promise<st
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
-}
-
-export function agentExecutableBuilt(arch: AgentArch): boolean {
-  return existsSync(agentExecutable(arch));
 }

@@ -92,25 +92,26 @@ export async function buildAgentImage(
  * (`GET /agent/gatehouse-agent-image-linux-amd64.tar.gz`), gzip'd: a third of the size in the server's package and
  * image, and a device's `gunzip | docker load` (or podman load) takes it.
  */
-export function serveAgentImage(file: string): void {
+export function serveAgentImage(file: string, agentBuild: string = agentDist): void {
   execFileSync('sh', [
     '-c',
     'gzip -1 -c "$0" > "$1"',
     file,
-    path.join(agentDist, agentImageDistName('amd64')),
+    path.join(agentBuild, agentImageDistName('amd64')),
   ]);
 }
 
-/** The agent image into the release folder, and its served copy into agent/dist. */
+/** The agent image into the release folder, and its served copy into the release's agent build folder. */
 export async function releaseAgentImage(
   podman: Podman,
   releaseDir: string,
   agent: Component[],
+  agentBuild: string,
 ): Promise<string> {
   const bases = await ensureBaseImages(podman);
   const file = path.join(releaseDir, agentImageFile());
   await buildAgentImage(podman, path.join(releaseDir, 'gatehouse-agent-linux-amd64'), 'amd64', file);
-  serveAgentImage(file);
+  serveAgentImage(file, agentBuild);
   await describeArtifact(
     file,
     { name: 'gatehouse-agent', description: `Gatehouse agent image (${agentImage()}), linux/amd64` },

@@ -13,7 +13,8 @@
  * /var/tmp/gatehouse-release-podman, so a later release reuses them.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type AgentArch, agentComponents, buildAgentDeb, buildAgentExecutables } from './agent-artifacts';
@@ -64,12 +65,16 @@ await step('docs', () => {
     npmRun('docs:build');
   }
 });
-await step(`agent executables (${arches.join(', ')})`, () => buildAgentExecutables(out, arches));
+// The agent is built into a folder of the release's own: agent/dist belongs to the checkout and to any server
+// running from it (the test suites run beside a release).
+const agentBuild = mkdtempSync(path.join(tmpdir(), 'gatehouse-release-agent-'));
+process.on('exit', () => rmSync(agentBuild, { recursive: true, force: true }));
+await step(`agent executables (${arches.join(', ')})`, () => buildAgentExecutables(out, arches, agentBuild));
 const podman = podmanCli(podmanSettings(releasePodmanDir()));
 const images = !values['no-images'] && arches.includes('amd64');
-// Before the server package: the server hands the agent image out (it carries agent/dist).
-if (images) await step('agent image', () => releaseAgentImage(podman, out, agentComponents()));
-const server = await step('server npm package', () => buildServerPackage(out));
+// Before the server package: the server hands the agent image out (the package carries the agent build).
+if (images) await step('agent image', () => releaseAgentImage(podman, out, agentComponents(), agentBuild));
+const server = await step('server npm package', () => buildServerPackage(out, agentBuild));
 for (const arch of arches) await step(`agent Debian package (${arch})`, () => buildAgentDeb(out, arch));
 if (images) {
   await step('server image', () => releaseServerImage(podman, out, serverComponents(server.packages)));

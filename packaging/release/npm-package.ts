@@ -44,11 +44,18 @@ function copyInto(stage: string, relative: string, filter?: (relativeFile: strin
  */
 export async function buildServerPackage(
   outDir: string,
+  agentBuild: string,
 ): Promise<{ file: string; packages: InstalledPackage[] }> {
   const stage = mkdtempSync(path.join(tmpdir(), 'gatehouse-package-'));
   try {
-    for (const folder of serverTree.folders)
-      copyInto(stage, folder, (rel) => !rel.startsWith('agent/dist/.'));
+    for (const folder of serverTree.folders) {
+      copyInto(stage, folder, (rel) => rel !== 'agent/dist' && !rel.startsWith('agent/dist/'));
+    }
+    // The agent builds the server hands out: the release's own (agent/dist is the checkout's, for its own server).
+    cpSync(agentBuild, path.join(stage, 'agent', 'dist'), {
+      recursive: true,
+      filter: (file) => !path.basename(file).startsWith('.'),
+    });
     for (const plugin of serverTree.plugins) {
       copyInto(
         stage,
