@@ -56,9 +56,11 @@ const parts: Record<string, Part> = {
     env: { LIST_CALLS: '400' },
     figures(json) {
       const out: Record<string, number> = {};
-      for (const [name, s] of Object.entries((json.series ?? {}) as Record<string, { p99: number }>)) {
-        if (name.startsWith('device list') && !name.includes('page 500'))
-          out[`${name.replace(/ ms$/, '')} p99 (ms)`] = s.p99;
+      const series = (json.series ?? {}) as Record<string, { p50: number; p99: number }>;
+      for (const [name, s] of Object.entries(series)) {
+        if (!name.startsWith('device list') && !name.startsWith('agent auth')) continue;
+        out[`${name.replace(/ ms$/, '')} p50 (ms)`] = s.p50;
+        out[`${name.replace(/ ms$/, '')} p99 (ms)`] = s.p99;
       }
       return out;
     },

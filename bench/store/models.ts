@@ -109,6 +109,9 @@ async function measure(checkout: string): Promise<void> {
     GATEHOUSE_LOG_LEVEL: 'warn',
     GATEHOUSE_REGISTRATIONS_PER_MINUTE: '1000000',
     GATEHOUSE_PENDING_DEVICES: '1000000',
+    // Every registration comes from 127.0.0.1: the per-source and per-block bounds of keyless pending devices.
+    GATEHOUSE_PENDING_PER_SOURCE: '1000000',
+    GATEHOUSE_PENDING_PER_BLOCK: '1000000',
   };
   let server: ChildProcess | undefined;
   try {

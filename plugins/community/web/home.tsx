@@ -2,6 +2,7 @@ import {
   Card,
   CopyField,
   ErrorState,
+  FirstNamespace,
   Link,
   Loading,
   PageHeader,
@@ -27,15 +28,27 @@ export function HomePage() {
   const api = useApi();
   const user = useUser();
   const { info } = useConsole();
+  // Nothing to load without a namespace (the guide below shows instead).
   const stats = useResource(
-    () => api.call<Stats>(calls.stats, { context: 'Could not load the statistics' }),
+    async () =>
+      user.tenant ? api.call<Stats>(calls.stats, { context: 'Could not load the statistics' }) : undefined,
     [api, user.tenant],
   );
   const namespace = useResource(
-    () => api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }),
+    async () =>
+      user.tenant ? api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }) : undefined,
     [api, user.tenant],
   );
   const { host, port } = sshEndpoint(info);
+  // Signed in without any namespace (a new cloud sign-up): nothing below exists yet, so guide to the first one.
+  if (!user.tenant) {
+    return (
+      <>
+        <PageHeader title={`Welcome${user.name ? `, ${user.name.split(' ')[0]}` : ''}`} />
+        <FirstNamespace />
+      </>
+    );
+  }
   // The whole address, port included, with this namespace's real name.
   const connectForm = `ssh ${port === 22 ? '' : `-p ${port} `}<device-user>@${namespace.data?.name ?? '<namespace>'}.<device-name>@${host}`;
   return (

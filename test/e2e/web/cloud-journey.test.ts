@@ -61,17 +61,27 @@ describe('web console (cloud): from sign-up to a fourth device', function () {
     const confirmation = await signUpFromSignIn(page, server.url, smtp, bea);
     await confirmAddress(page, confirmation, bea.email);
     await signIn(page, server.url, bea.username, bea.password);
-    await page.getByRole('button', { name: 'Namespace: No namespace. Change namespace' }).click();
-    await page.getByRole('button', { name: 'Create namespace' }).click();
-    await page
-      .getByRole('dialog', { name: 'Create a namespace' })
-      .getByLabel('Name', { exact: true })
-      .fill('bea-lab');
-    await page
-      .getByRole('dialog', { name: 'Create a namespace' })
-      .getByRole('button', { name: 'Create', exact: true })
-      .click();
+    // A new sign-up has no namespace: Home guides to the first one, with no install command for an empty tenant.
+    const guide = page.locator('section.card', {
+      has: page.getByRole('heading', { name: 'Create your first namespace' }),
+    });
+    await guide.waitFor();
+    expect(await page.getByRole('heading', { name: 'Add a device' }).count()).to.equal(0);
+    expect(await page.locator('code', { hasText: /^\s*$/ }).count()).to.equal(0);
+    expect(await page.getByText('Could not load', { exact: false }).count()).to.equal(0);
+    await guide.getByLabel('Name', { exact: true }).fill('bea-lab');
+    await guide.getByRole('button', { name: 'Create namespace' }).click();
     await page.getByRole('button', { name: 'Namespace: bea-lab. Change namespace' }).waitFor();
+    // Home is now the namespace's: its install command carries the new tenant ID.
+    await page.getByRole('heading', { name: 'Add a device' }).waitFor();
+    const tenant = JSON.parse(
+      (await page.evaluate('localStorage.getItem("gatehouse.auth")')) as string,
+    ).tenant;
+    expect(tenant).to.match(/^[0-9a-f-]{36}$/);
+    const fields = await page
+      .locator('textarea, input[readonly]')
+      .evaluateAll((els) => els.map((el) => (el as HTMLInputElement).value));
+    expect(fields.some((v) => v.includes(`GATEHOUSE_TENANT_ID=${tenant}`))).to.equal(true);
 
     const link = await inviteByEmail(page, server.url, smtp, carl.email, 'operator');
     const invitee = await visitor();

@@ -7,6 +7,7 @@ export { ApiClient, encodeFilter, type FilterItem } from './api/client';
 export { ApiError, errorText, listFields } from './api/errors';
 export type * from './api/types';
 export { type FormDialog, useFormDialog } from './form-dialog';
+export { FirstNamespace, NamespaceNameField, useCreateNamespace } from './namespace-create';
 export { memberRoles, type Permission, permissionFor, rolesAtLeast, rolesPhrase } from './permission-table';
 export { useCan } from './permissions';
 export { type Action, type Resource, useAction, useResource } from './resource';

@@ -1,12 +1,13 @@
 import { type ReactNode, useEffect, useRef, useState } from 'react';
 import { sessionCalls } from './api/calls';
 import type { AuthenticatedUser, NamespaceSummary } from './api/types';
+import { NamespaceNameField, useCreateNamespace } from './namespace-create';
 import { useAction, useResource } from './resource';
 import { Link, useLocation, useNavigate } from './router';
 import { useConsole, useUser } from './session';
 import type { SettingsTab } from './slots';
 import { currentTheme, setTheme, type Theme } from './theme';
-import { Button, TextField } from './ui/controls';
+import { Button } from './ui/controls';
 import { Dialog } from './ui/dialog';
 import { Alert, useToast } from './ui/feedback';
 import { icons, Logo } from './ui/icons';
@@ -85,22 +86,11 @@ function NamespaceSwitcher() {
     else if (action.error) toast(action.error, 'error');
   };
 
+  const { create: createNamespace, action: creation } = useCreateNamespace();
   const create = async () => {
-    const ok = await action.run(async () => {
-      const created = await api.call<NamespaceSummary>(sessionCalls.createNamespace, {
-        body: { name },
-        context: 'Could not create the namespace',
-      });
-      const next = await api.call<Partial<AuthenticatedUser>>(sessionCalls.switchNamespace, {
-        params: { tenant: created.tenant_id },
-      });
-      replaceUser({ ...next, tenant: created.tenant_id });
-    });
-    if (ok) {
+    if (await createNamespace(name)) {
       setCreating(false);
       setName('');
-      toast(`Namespace ${name} created`);
-      navigate('/');
     }
   };
 
@@ -139,7 +129,7 @@ function NamespaceSwitcher() {
             type="button"
             onClick={() => {
               menu.setOpen(false);
-              action.clearError();
+              creation.clearError();
               setCreating(true);
             }}
           >
@@ -154,20 +144,10 @@ function NamespaceSwitcher() {
         onClose={() => setCreating(false)}
         onSubmit={create}
         submitLabel="Create"
-        busy={action.pending}
-        error={action.error}
+        busy={creation.pending}
+        error={creation.error}
       >
-        <TextField
-          label="Name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          required
-          minLength={3}
-          maxLength={30}
-          pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?"
-          hint="3 to 30 characters: lowercase letters, digits and inner hyphens. It is part of every SSH address."
-          autoFocus
-        />
+        <NamespaceNameField value={name} onChange={setName} autoFocus />
       </Dialog>
     </div>
   );
