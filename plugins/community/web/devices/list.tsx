@@ -341,10 +341,8 @@ function DeviceList({
       column.accessor('name', {
         header: 'Name',
         cell: (ctx) => (
-          <div>
-            <Link className="nowrap" to={kind.detailsPath(ctx.row.original.uid)}>
-              {ctx.getValue()}
-            </Link>
+          <div style={{ overflowWrap: 'anywhere', minWidth: 80 }}>
+            <Link to={kind.detailsPath(ctx.row.original.uid)}>{ctx.getValue()}</Link>
             {ctx.row.original.remote_addr ? (
               <div className="faint mono" style={{ fontSize: 12 }}>
                 {ctx.row.original.remote_addr}
@@ -353,11 +351,11 @@ function DeviceList({
           </div>
         ),
       }),
-      column.display({
-        id: 'state',
-        header: 'State',
+      // State and last seen share a column (sorted by last seen), so that a row's actions fit at 1280 px.
+      column.accessor('last_seen', {
+        header: 'State, last seen',
         cell: (ctx) => (
-          <div className="row" style={{ gap: 6, flexWrap: 'wrap' }}>
+          <div className="row state-cell" style={{ gap: 6, flexWrap: 'wrap', minWidth: 110 }}>
             <StatusBadge device={ctx.row.original} />
             {ctx.row.original.status !== 'accepted' && ctx.row.original.acceptable === false ? (
               <span className="badge badge-warn" title={limitExplanation(namespace.data)}>
@@ -369,6 +367,9 @@ function DeviceList({
                 Another key
               </span>
             ) : null}
+            <span className="faint" style={{ fontSize: 12 }} title={ctx.getValue() ?? ''}>
+              {formatRelative(ctx.getValue())}
+            </span>
           </div>
         ),
       }),
@@ -392,10 +393,6 @@ function DeviceList({
             ))}
           </div>
         ),
-      }),
-      column.accessor('last_seen', {
-        header: 'Last seen',
-        cell: (ctx) => <span title={ctx.getValue() ?? ''}>{formatRelative(ctx.getValue())}</span>,
       }),
       column.display({
         id: 'actions',
