@@ -148,6 +148,23 @@ export function fleetFilter(f: Filters, status: DeviceStatus): FilterItem[] {
   return items;
 }
 
+/**
+ * One choice per operating system id (the list filters on info.id): versions of one system add up, named by the
+ * most used one's pretty name (the server answers most used first).
+ */
+export function byOsId(
+  rows: { id: string; pretty_name: string; count: number }[],
+): { id: string; pretty_name: string; count: number }[] {
+  const found = new Map<string, { id: string; pretty_name: string; count: number }>();
+  for (const r of rows) {
+    if (!r.id) continue;
+    const had = found.get(r.id);
+    if (had) had.count += r.count;
+    else found.set(r.id, { ...r });
+  }
+  return [...found.values()];
+}
+
 /** What one bulk action did: how many devices it changed and, per device, why it could not change the others. */
 interface BulkResult {
   label: string;
@@ -583,13 +600,11 @@ function DeviceList({
             onChange={(e) => setFilters({ ...filters, os: e.target.value })}
           >
             <option value="">Any operating system</option>
-            {(osChoices.data ?? [])
-              .filter((o) => o.id)
-              .map((o) => (
-                <option key={o.id + o.pretty_name} value={o.id}>
-                  {o.pretty_name || o.id} ({o.count})
-                </option>
-              ))}
+            {byOsId(osChoices.data ?? []).map((o) => (
+              <option key={o.id} value={o.id}>
+                {o.pretty_name || o.id} ({o.count})
+              </option>
+            ))}
             {filters.os && !(osChoices.data ?? []).some((o) => o.id === filters.os) ? (
               <option value={filters.os}>{filters.os}</option>
             ) : null}
