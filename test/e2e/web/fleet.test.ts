@@ -183,12 +183,12 @@ describe('web console: fleet tools on the device list', function () {
     await shows(page, 'Accepted devices', ['edge-live', 'web-1', 'db-1']);
     for (const name of ['edge-live', 'web-1', 'db-1']) {
       for (const action of [`Connect to ${name}`, `Rename ${name}`, `Remove ${name}`]) {
-        const box = await page
+        // The list reloads while accepted devices wait for their agent: a row may be re-rendered under the look-up.
+        const target = page
           .getByRole('link', { name: action })
-          .or(page.getByRole('button', { name: action }))
-          .boundingBox();
-        expect(box, action).to.not.equal(null);
-        expect(box!.x + box!.width, `${action} right edge`).to.be.at.most(1280);
+          .or(page.getByRole('button', { name: action }));
+        const box = await eventually(async () => (await target.boundingBox()) ?? undefined, action, 10_000);
+        expect(box.x + box.width, `${action} right edge`).to.be.at.most(1280);
       }
     }
     const frame = (await page.evaluate(
@@ -211,12 +211,10 @@ describe('web console: fleet tools on the device list', function () {
         await card.waitFor();
         expect(await card.textContent()).to.match(/127\.0\.0\.1/);
         expect(await card.textContent()).to.match(/Online|Pending/);
-        const box = await card
-          .getByRole(tab === '/devices' ? 'link' : 'button', { name: action })
-          .boundingBox();
-        expect(box, action).to.not.equal(null);
-        expect(box!.x, `${action} left edge`).to.be.at.least(0);
-        expect(box!.x + box!.width, `${action} right edge`).to.be.at.most(390);
+        const target = card.getByRole(tab === '/devices' ? 'link' : 'button', { name: action });
+        const box = await eventually(async () => (await target.boundingBox()) ?? undefined, action, 10_000);
+        expect(box.x, `${action} left edge`).to.be.at.least(0);
+        expect(box.x + box.width, `${action} right edge`).to.be.at.most(390);
         await noWiderThanScreen(page, `${tab} at 390 px`);
         await expectAccessible(page, `${tab} at 390 px`);
       }
