@@ -42,6 +42,7 @@ const sidebars: SidebarsConfig = {
       label: 'Devices',
       items: [
         'user-guides/devices/adding',
+        'user-guides/devices/device-list',
         'user-guides/devices/connecting',
         'user-guides/devices/tagging',
         'user-guides/devices/tunnels',

@@ -53,6 +53,11 @@ export type FilterItem =
 export interface FilterField {
   column: string;
   kind: 'string' | 'number' | 'boolean' | 'date' | 'array';
+  /**
+   * A SQL expression of the row, written in code (never from a request), read instead of `column`: a key of a
+   * JSON column, or a derived value such as online. Only the string and boolean kinds take one.
+   */
+  sql?: string;
 }
 
 const operators = new Set(['contains', 'eq', 'bool', 'gt', 'lt']);
@@ -113,10 +118,12 @@ export function applyFilter<T extends object>(
     if (!field) throw new Invalid(['filter'], `cannot filter on ${item.params.name}`);
     const cond = condition(field, item.params.operator, item.params.value);
     const prev = clause;
+    // The join as it stands at this item: the closures run after the loop, when `join` holds the last one.
+    const joined = join;
     clause = prev
       ? (b) => {
           b.where(prev);
-          if (join === 'and') b.andWhere(cond);
+          if (joined === 'and') b.andWhere(cond);
           else b.orWhere(cond);
         }
       : (b) => {
@@ -157,6 +164,7 @@ function booleanOf(value: unknown): boolean | undefined {
 function condition(field: FilterField, op: FilterOperator, value: unknown): (b: Knex.QueryBuilder) => void {
   const col = field.column;
   const bad = () => new Invalid(['filter'], `operator ${op} does not fit this property or value`);
+  if (field.sql !== undefined) return expressionCondition(field, op, value, bad);
   switch (op) {
     case 'contains':
       if (typeof value !== 'string') throw bad();
@@ -209,6 +217,29 @@ function condition(field: FilterField, op: FilterOperator, value: unknown): (b: 
       throw bad();
     }
   }
+}
+
+/** A property item on a field read through its SQL expression (string and boolean kinds). */
+function expressionCondition(
+  field: FilterField,
+  op: FilterOperator,
+  value: unknown,
+  bad: () => Invalid,
+): (b: Knex.QueryBuilder) => void {
+  const sql = `(${field.sql})`;
+  if (field.kind === 'string') {
+    if (op === 'contains' && typeof value === 'string')
+      return (b) => void b.whereRaw(`${sql} ilike ?`, [`%${value.replace(/[\\%_]/g, '\\$&')}%`]);
+    if (op === 'eq' && (typeof value === 'string' || typeof value === 'number'))
+      return (b) => void b.whereRaw(`${sql} = ?`, [String(value)]);
+    throw bad();
+  }
+  if (field.kind === 'boolean' && (op === 'eq' || op === 'bool')) {
+    const v = booleanOf(value);
+    if (v === undefined) throw bad();
+    return (b) => void b.whereRaw(`${sql} = ?`, [v]);
+  }
+  throw bad();
 }
 
 /** Where nulls go in a list's order: last when descending, first when ascending (the console's way round). */

@@ -61,6 +61,8 @@ export function agentAuthRequest(opts: {
   keyLabel: string;
   platform?: 'native' | 'docker';
   version?: string;
+  /** The operating system the agent reports (info.id, info.pretty_name); Debian 12 unless given. */
+  os?: { id: string; pretty_name: string };
 }): { body: RegistrationFields & Record<string, unknown>; headers: Record<string, string> } {
   return keyedAuthRequest({ ...opts, key: deviceKey(opts.keyLabel) });
 }
@@ -85,11 +87,12 @@ export function keyedAuthRequest(opts: {
   key: DeviceKeyPair;
   platform?: 'native' | 'docker';
   version?: string;
+  os?: { id: string; pretty_name: string };
 }): { body: RegistrationFields & Record<string, unknown>; headers: Record<string, string> } {
   const body = {
     info: {
-      id: 'debian',
-      pretty_name: 'Debian GNU/Linux 12',
+      id: opts.os?.id ?? 'debian',
+      pretty_name: opts.os?.pretty_name ?? 'Debian GNU/Linux 12',
       version: opts.version ?? '0.2.0',
       arch: 'amd64',
       platform: opts.platform ?? 'native',

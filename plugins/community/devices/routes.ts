@@ -145,6 +145,33 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
     }),
     defineRoute({
       method: 'GET',
+      path: `${base}/os`,
+      auth: ['user', 'apiKey'],
+      role: 'observer',
+      summary: `Operating systems of the ${noun}s`,
+      description:
+        `The operating systems (info.id and info.pretty_name) the namespace's ${noun}s of one status run, with ` +
+        'how many run each, most used first (at most 100): the values the list filters on as info.id.',
+      tags: [group],
+      schema: {
+        query: T.Object({
+          status: T.Union(
+            deviceStatuses.map((s) => T.Literal(s)),
+            { default: 'accepted', description: 'Which status to count.' },
+          ),
+        }),
+        response: {
+          200: T.Array(
+            T.Object({ id: T.String(), pretty_name: T.String(), count: T.Integer({ minimum: 1 }) }),
+          ),
+        },
+      },
+      handler({ query, services }) {
+        return services.namespaceDevices.operatingSystems(kind, query.status);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
       path: `${base}/:uid`,
       auth: ['user', 'apiKey'],
       role: 'observer',

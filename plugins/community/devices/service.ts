@@ -129,7 +129,14 @@ const filterFields: Record<string, FilterField> = {
   name: { column: 'devices.name', kind: 'string' },
   hostname: { column: 'devices.hostname', kind: 'string' },
   tags: { column: 'devices.tags', kind: 'array' },
-  online: { column: 'devices.connected', kind: 'boolean' },
+  // What the API shows as online: a tunnel and a recent sign of life.
+  online: {
+    column: 'devices.connected',
+    kind: 'boolean',
+    sql: `devices.connected and devices.last_seen > now() - interval '${ONLINE_WINDOW_SECONDS} seconds'`,
+  },
+  'info.id': { column: 'devices.info', kind: 'string', sql: "devices.info->>'id'" },
+  'info.pretty_name': { column: 'devices.info', kind: 'string', sql: "devices.info->>'pretty_name'" },
   status: { column: 'devices.status', kind: 'string' },
   remote_addr: { column: 'devices.remote_addr', kind: 'string' },
   last_seen: { column: 'devices.last_seen', kind: 'date' },
@@ -542,6 +549,30 @@ export class NamespaceDevices {
     if (shown.length === 0) return { items: [], total: page.total };
     const limit = await namespaceLimit(this.tenant, shown[0]?.namespace_max_devices);
     return { items: shown.map((row) => view(row, acceptable(row, limit))), total: page.total };
+  }
+
+  /**
+   * The operating systems of the namespace's devices of `kind` and `status` (info.id and pretty name), with how many
+   * devices run each, most used first: the choices of the list's operating-system filter.
+   */
+  async operatingSystems(
+    kind: DeviceKind,
+    status: DeviceStatus,
+  ): Promise<{ id: string; pretty_name: string; count: number }[]> {
+    const rows = (await this.tenant
+      .query(Device)
+      .where('devices.kind', kind)
+      .where('devices.status', status)
+      .select(
+        raw("devices.info->>'id' as id"),
+        raw("devices.info->>'pretty_name' as pretty_name"),
+        raw('count(*)::int as count'),
+      )
+      .groupByRaw("devices.info->>'id', devices.info->>'pretty_name'")
+      .orderBy('count', 'desc')
+      .orderBy('id')
+      .limit(100)) as unknown as { id: string | null; pretty_name: string | null; count: number }[];
+    return rows.map((r) => ({ id: r.id ?? '', pretty_name: r.pretty_name ?? '', count: Number(r.count) }));
   }
 
   async get(kind: DeviceKind, uid: string): Promise<DeviceView> {

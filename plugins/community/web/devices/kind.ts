@@ -10,12 +10,14 @@ export interface DeviceKind {
   detailsPath: (uid: string) => string;
   calls: {
     list: Call;
+    os: Call;
     get: Call;
     update: Call;
     remove: Call;
     accept: Call;
     status: Call;
     tags: Call;
+    addTag: Call;
   };
 }
 
@@ -26,12 +28,14 @@ export const deviceKind: DeviceKind = {
   detailsPath: (uid) => `/device/${uid}`,
   calls: {
     list: calls.listDevices,
+    os: calls.listDeviceOs,
     get: calls.getDevice,
     update: calls.updateDevice,
     remove: calls.deleteDevice,
     accept: calls.acceptDevice,
     status: calls.setDeviceStatus,
     tags: calls.setDeviceTags,
+    addTag: calls.addDeviceTag,
   },
 };
 
@@ -42,11 +46,13 @@ export const containerKind: DeviceKind = {
   detailsPath: (uid) => `/container/${uid}`,
   calls: {
     list: calls.listContainers,
+    os: calls.listContainerOs,
     get: calls.getContainer,
     update: calls.updateContainer,
     remove: calls.deleteContainer,
     accept: calls.acceptContainer,
     status: calls.setContainerStatus,
     tags: calls.setContainerTags,
+    addTag: calls.addContainerTag,
   },
 };

@@ -69,6 +69,14 @@ export function usePagedList<T>(
   };
 }
 
+/** The name a card shows beside a cell: the column's `meta.label`, else its header when that is text. */
+// biome-ignore lint/suspicious/noExplicitAny: as for DataTable's columns
+function cellLabel(column: ColumnDef<any, any>): string | undefined {
+  const meta = column.meta as { label?: string } | undefined;
+  if (meta?.label !== undefined) return meta.label || undefined;
+  return typeof column.header === 'string' ? column.header : undefined;
+}
+
 /**
  * A @tanstack/react-table table whose filtering, sorting and paging happen on the server: the table only
  * renders the page it was given and reports what the person asked for.
@@ -84,6 +92,7 @@ export function DataTable<T>({
   onQuery,
   empty,
   rowKey,
+  cards,
 }: {
   label: string;
   // biome-ignore lint/suspicious/noExplicitAny: column value types differ per column, as react-table declares
@@ -96,6 +105,11 @@ export function DataTable<T>({
   onQuery?: (next: TableQuery) => void;
   empty: ReactNode;
   rowKey: (row: T) => string;
+  /**
+   * On a narrow screen (560 px and less) each row is a card: its cells stacked, each named by its column's
+   * `meta.label` (or a string header), the actions last and wrapping. Without it the table scrolls in its frame.
+   */
+  cards?: boolean;
 }) {
   const sorting: SortingState = query?.sortBy ? [{ id: query.sortBy, desc: query.order === 'desc' }] : [];
   const table = useReactTable({
@@ -126,7 +140,7 @@ export function DataTable<T>({
   return (
     <div aria-busy={loading || undefined}>
       <ScrollFrame label={label}>
-        <table className="table" aria-label={label}>
+        <table className={cards ? 'table table-cards' : 'table'} aria-label={label}>
           <thead>
             {table.getHeaderGroups().map((group) => (
               <tr key={group.id}>
@@ -164,7 +178,11 @@ export function DataTable<T>({
             {table.getRowModel().rows.map((row) => (
               <tr key={row.id}>
                 {row.getVisibleCells().map((cell) => (
-                  <td key={cell.id} className={cell.column.id === 'actions' ? 'actions' : undefined}>
+                  <td
+                    key={cell.id}
+                    className={cell.column.id === 'actions' ? 'actions' : undefined}
+                    data-label={cards ? cellLabel(cell.column.columnDef) : undefined}
+                  >
                     {flexRender(cell.column.columnDef.cell, cell.getContext())}
                   </td>
                 ))}
