@@ -42,7 +42,7 @@ export const eventRoutes = [
       ctx.type = 'text/event-stream; charset=utf-8';
       const out = new PassThrough();
       events.add(tenant, owner, out);
-      ctx.req.once('close', () => out.end());
+      ctx.res.once('close', () => out.destroy());
       out.write('retry: 2000\n: connected\n\n');
       ctx.body = out;
       return undefined;
