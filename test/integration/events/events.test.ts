@@ -13,7 +13,7 @@ interface Heard {
 }
 
 /** Retries `check` (an assertion) until it passes, for up to 15 s. */
-async function until(check: () => void | Promise<void>): Promise<void> {
+async function until(check: () => unknown): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     try {

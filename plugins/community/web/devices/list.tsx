@@ -21,6 +21,7 @@ import {
 } from '@gatehouse/console';
 import { useEffect, useMemo, useState } from 'react';
 import { calls } from '../api';
+import { useLiveRefresh } from '../live';
 import type { Device, DeviceStatus, Namespace } from '../types';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { InstallCommands } from './install';
@@ -126,6 +127,7 @@ function DeviceList({ kind, status }: { kind: DeviceKind; status: DeviceStatus }
   );
   const atLimit = devices.data?.items.some((d) => d.status !== 'accepted' && d.acceptable === false) ?? false;
   useRefreshWhileWaiting(devices.data?.items.some((d) => waitingForAgent(d)) ?? false, devices.reload);
+  useLiveRefresh(devices.reload, (e) => e.kind.startsWith('device.'));
 
   const changeStatus = async (device: Device, to: 'accept' | 'reject') => {
     const ok = await action.run(() =>
