@@ -139,6 +139,7 @@ const sidebars: SidebarsConfig = {
     'developers/agent/configuring',
     'developers/agent/protocol',
     'developers/gateway',
+    'developers/event-stream',
 
     'developers/development',
     'developers/writing-a-plugin',
