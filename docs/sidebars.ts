@@ -140,6 +140,7 @@ const sidebars: SidebarsConfig = {
     'developers/agent/configuring',
     'developers/agent/protocol',
     'developers/gateway',
+    'developers/event-stream',
 
     'developers/development',
     'developers/writing-a-plugin',

@@ -4,6 +4,7 @@ import * as admin from './admin/index';
 import * as agentdist from './agentdist/index';
 import * as apikeys from './apikeys/index';
 import * as devices from './devices/index';
+import * as events from './events/index';
 import * as firewall from './firewall/index';
 import * as gateway from './gateway/index';
 import * as info from './info/index';
@@ -49,6 +50,7 @@ export default definePlugin({
     devices.register(ctx);
     tags.register(ctx);
     stats.register(ctx);
+    events.register(ctx);
     sshkeys.register(ctx);
     firewall.register(ctx);
     gateway.register(ctx);

@@ -1,6 +1,9 @@
 import type { RegisterContext } from '@gatehouse/core';
 import type { Knex } from 'knex';
 import type { TunnelAdmission } from '../agent-tunnels/device-peers';
+import type { ConsoleEvents } from '../events/service';
+
+type Changed = { uid: string; tenant_id: string };
 
 /**
  * The devices side of the tunnel hub: only accepted devices hold a tunnel, and the hub's view of who is connected
@@ -25,9 +28,18 @@ export class DevicePresence {
   private batch?: { rows: Map<string, string>; written: Promise<void> };
   /** The tail of the writes of several rows (arrivals, ping rounds, shutdown), which run one after another. */
   private writes: Promise<unknown> = Promise.resolve();
+  private readonly events: ConsoleEvents | undefined;
 
-  constructor(deps: { db: Knex }) {
+  constructor(deps: { db: Knex; consoleEvents?: ConsoleEvents }) {
     this.db = deps.db;
+    this.events = deps.consoleEvents;
+  }
+
+  /** Tells the consoles of each written device's namespace that it came up or went down. */
+  private told(rows: Changed[], online: boolean): void {
+    for (const row of rows) {
+      this.events?.publish(row.tenant_id, { kind: 'device.online', device: row.uid, online });
+    }
   }
 
   async admit(device: { uid: string; tenantId: string }): Promise<TunnelAdmission> {
@@ -62,7 +74,7 @@ export class DevicePresence {
   }
 
   async offline(uids: string[]): Promise<void> {
-    await this.lockedUpdate(uids, 'connected = false');
+    this.told(await this.lockedUpdate(uids, 'connected = false'), false);
   }
 
   async alive(uids: string[]): Promise<void> {
@@ -72,14 +84,16 @@ export class DevicePresence {
 
   private async connect(batch: Map<string, string>): Promise<void> {
     const up = async (uids: string[], addrs: string[]) => {
-      await this.db.raw(
+      const written = await this.db.raw<{ rows: Changed[] }>(
         `with up as (select * from unnest(?::text[], ?::text[]) as up(uid, remote_addr)),
               locked as (select devices.uid from devices join up using (uid) order by devices.uid for no key update of devices)
          update devices set connected = true, last_seen = now(), remote_addr = up.remote_addr
            from up, locked
-          where devices.uid = up.uid and locked.uid = up.uid`,
+          where devices.uid = up.uid and locked.uid = up.uid
+         returning devices.uid, devices.tenant_id`,
         [uids, addrs],
       );
+      this.told(written.rows, true);
     };
     try {
       await up([...batch.keys()], [...batch.values()]);
@@ -96,16 +110,17 @@ export class DevicePresence {
    * `UPDATE devices SET <assignment>` for these uids (and `condition`), with the rows locked in uid order first.
    * Several rows go through the queue; one row cannot wait on another, so it goes at once.
    */
-  private async lockedUpdate(uids: string[], assignment: string, condition = 'true'): Promise<void> {
-    if (uids.length === 0) return;
+  private async lockedUpdate(uids: string[], assignment: string, condition = 'true'): Promise<Changed[]> {
+    if (uids.length === 0) return [];
     const write = () =>
-      this.db.raw(
+      this.db.raw<{ rows: Changed[] }>(
         `with locked as (select uid from devices where uid = any(?::text[]) and ${condition}
                           order by uid for no key update)
-         update devices set ${assignment} from locked where devices.uid = locked.uid`,
+         update devices set ${assignment} from locked where devices.uid = locked.uid
+         returning devices.uid, devices.tenant_id`,
         [uids],
       );
-    await (uids.length > 1 ? this.oneAtATime(write) : write());
+    return (await (uids.length > 1 ? this.oneAtATime(write) : write())).rows;
   }
 
   /** Runs `write` after the writes of several rows before it, whether they succeeded or not. */

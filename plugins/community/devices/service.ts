@@ -33,6 +33,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Knex } from 'knex';
 import { type QueryBuilder, raw } from 'objection';
 import type { TunnelHub } from '../agent-tunnels/hub';
+import type { ConsoleEvents } from '../events/service';
 import type { InstallKeyCheck, InstallKeys } from '../installkeys/service';
 import { Namespace, type NamespaceSettings } from '../namespaces/model';
 import type { Stats } from '../stats/schemas';
@@ -186,6 +187,7 @@ export class DeviceService {
   private readonly config: Config;
   private readonly waits: AcceptanceWaits;
   private readonly installKeys: InstallKeys;
+  private readonly events: ConsoleEvents;
 
   constructor(deps: {
     db: Knex;
@@ -194,7 +196,9 @@ export class DeviceService {
     cache: Cache;
     config: Config;
     installKeys: InstallKeys;
+    consoleEvents: ConsoleEvents;
   }) {
+    this.events = deps.consoleEvents;
     this.db = deps.db;
     this.config = deps.config;
     this.tokens = deps.tokens;
@@ -286,6 +290,7 @@ export class DeviceService {
     if (!ns) throw new NotFound('namespace');
     const admitted = await this.admission(values.tenant, ns, remoteAddr, installKey);
     let evicted: string | undefined;
+    let fresh = false;
     const row = await this.db.transaction(async (trx) => {
       await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`devices:pending:${values.tenant}`]);
       const known = (await trx('devices').where({ uid: values.uid }).first('status', 'name')) as
@@ -323,10 +328,16 @@ export class DeviceService {
       );
       const inserted = written.rows[0];
       if (!inserted) throw new NotFound('namespace');
+      fresh = true;
       return { uid: inserted.uid, name: inserted.name, namespace: ns.name };
     });
     // An agent that made way and holds its acceptance wait hears at once, and registers again.
-    if (evicted) await this.waits.changed(evicted, 'removed');
+    if (evicted) {
+      await this.waits.changed(evicted, 'removed');
+      this.events.publish(values.tenant, { kind: 'device.status', device: evicted, status: 'removed' });
+    }
+    if (fresh)
+      this.events.publish(values.tenant, { kind: 'device.status', device: row.uid, status: 'pending' });
     return row;
   }
 
@@ -507,13 +518,16 @@ export class NamespaceDevices {
   private readonly hooks: Hooks;
   private readonly hub: TunnelHub;
   private readonly waits: AcceptanceWaits;
+  private readonly events: ConsoleEvents;
 
   constructor(deps: {
     tenant: TenantStore;
     hooks: Hooks;
     tunnelHub: TunnelHub;
     acceptanceWaits: AcceptanceWaits;
+    consoleEvents: ConsoleEvents;
   }) {
+    this.events = deps.consoleEvents;
     this.tenant = deps.tenant;
     this.hooks = deps.hooks;
     this.hub = deps.tunnelHub;
@@ -623,6 +637,12 @@ export class NamespaceDevices {
     });
     this.hub.disconnect(uid);
     await this.waits.changed(uid, 'removed');
+    this.statusChanged(uid, 'removed');
+  }
+
+  /** The consoles of the namespace hear the new status (docs/content/developers/event-stream.md). */
+  private statusChanged(uid: string, status: string): void {
+    this.events.publish(this.tenant.tenantId, { kind: 'device.status', device: uid, status });
   }
 
   /** `PATCH .../{uid}/{status}`: accept runs the acceptance rules; other statuses drop the tunnel at once. */
@@ -640,6 +660,7 @@ export class NamespaceDevices {
       .patch({ status, status_update_at: raw('now()') as never, connected: false });
     this.hub.disconnect(uid);
     await this.waits.changed(uid, status);
+    this.statusChanged(uid, status);
     return this.get(kind, uid);
   }
 
@@ -691,6 +712,7 @@ export class NamespaceDevices {
     }
     // A pending agent holding GET /api/devices/auth/wait dials its tunnel now.
     await this.waits.changed(uid, 'accepted');
+    this.statusChanged(uid, 'accepted');
     await this.hooks.run('device.accepted', { tenantId, uid });
     return this.get(kind, uid);
   }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { type Model, type QueryBuilder, raw } from 'objection';
 import type { DeviceView } from '../devices/schemas';
 import { deviceViews } from '../devices/service';
+import type { ConsoleEvents } from '../events/service';
 import { Namespace } from '../namespaces/model';
 import { copyRecords } from './copy-records';
 import { type SessionEvent as SessionEventModel, Session as SessionModel, SessionRecord } from './model';
@@ -116,8 +117,10 @@ function storable(text: string): string {
 
 export class SessionService {
   private readonly db: Knex;
-  constructor(deps: { db: Knex }) {
+  private readonly events: ConsoleEvents | undefined;
+  constructor(deps: { db: Knex; consoleEvents?: ConsoleEvents }) {
     this.db = deps.db;
+    this.events = deps.consoleEvents;
   }
 
   /** The gateway has no request: it writes for the namespace it established when the connection signed in. */
@@ -140,6 +143,7 @@ export class SessionService {
         recorded: s.recorded,
         ...(s.instance ? { instance: s.instance } : {}),
       });
+    this.events?.publish(s.tenantId, { kind: 'session.started', session: uid, device: s.deviceUid });
     return uid;
   }
 
@@ -180,8 +184,9 @@ export class SessionService {
     if (uids.length) await this.db('sessions').whereIn('uid', uids).update({ last_seen: new Date() });
   }
 
-  markClosed(tenantId: string, uid: string): Promise<void> {
-    return markClosed(this.store(tenantId), uid);
+  async markClosed(tenantId: string, uid: string): Promise<void> {
+    await markClosed(this.store(tenantId), uid);
+    this.events?.publish(tenantId, { kind: 'session.closed', session: uid });
   }
 
   /**
@@ -251,7 +256,9 @@ export class NamespaceSessions {
   private readonly tenant: TenantStore;
   private readonly live: LiveSessionCloser;
 
-  constructor(deps: { tenant: TenantStore; liveSessions: LiveSessionCloser }) {
+  private readonly events: ConsoleEvents | undefined;
+  constructor(deps: { tenant: TenantStore; liveSessions: LiveSessionCloser; consoleEvents?: ConsoleEvents }) {
+    this.events = deps.consoleEvents;
     this.tenant = deps.tenant;
     this.live = deps.liveSessions;
   }
@@ -299,6 +306,7 @@ export class NamespaceSessions {
     const row = await sessionRow(this.tenant, uid);
     await this.live.close(row.uid, notice);
     await markClosed(this.tenant, uid);
+    this.events?.publish(this.tenant.tenantId, { kind: 'session.closed', session: uid });
   }
 
   /**

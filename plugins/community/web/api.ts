@@ -8,6 +8,7 @@ export const calls = {
   mfaDisable: { method: 'PUT', path: '/api/user/mfa/disable' },
 
   stats: { method: 'GET', path: '/api/stats' },
+  events: { method: 'GET', path: '/api/events' },
   listDevices: { method: 'GET', path: '/api/devices' },
   listDeviceOs: { method: 'GET', path: '/api/devices/os' },
   getDevice: { method: 'GET', path: '/api/devices/{uid}' },

@@ -3,6 +3,7 @@ import {
   CopyField,
   ErrorState,
   FirstNamespace,
+  formatRelative,
   Link,
   Loading,
   PageHeader,
@@ -14,7 +15,11 @@ import {
 import { calls } from './api';
 import { InstallCommands } from './devices/install';
 import { sshEndpoint } from './devices/ssh-command';
-import type { Namespace, Stats } from './types';
+import { useLiveRefresh } from './live';
+import type { Device, Namespace, Session, Stats } from './types';
+
+/** How many of the most recent sessions and devices Home lists. */
+const RECENT = 5;
 
 const tiles: { key: keyof Stats; label: string; to: string }[] = [
   { key: 'registered_devices', label: 'Accepted devices', to: '/devices' },
@@ -34,6 +39,25 @@ export function HomePage() {
       user.tenant ? api.call<Stats>(calls.stats, { context: 'Could not load the statistics' }) : undefined,
     [api, user.tenant],
   );
+  const devices = useResource(
+    async () =>
+      user.tenant
+        ? api.page<Device>(calls.listDevices, {
+            query: { page: 1, per_page: RECENT, sort_by: 'last_seen', order_by: 'desc' },
+          })
+        : undefined,
+    [api, user.tenant],
+  );
+  const sessions = useResource(
+    async () =>
+      user.tenant
+        ? api.page<Session>(calls.listSessions, { query: { page: 1, per_page: RECENT } })
+        : undefined,
+    [api, user.tenant],
+  );
+  useLiveRefresh(stats.reload);
+  useLiveRefresh(devices.reload, (e) => e.kind.startsWith('device.'));
+  useLiveRefresh(sessions.reload, (e) => e.kind.startsWith('session.'));
   const namespace = useResource(
     async () =>
       user.tenant ? api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }) : undefined,
@@ -79,6 +103,48 @@ export function HomePage() {
             ))}
           </div>
         )}
+        {(devices.data?.items.length ?? 0) > 0 || (sessions.data?.items.length ?? 0) > 0 ? (
+          <div className="grid-2">
+            {devices.data && devices.data.items.length > 0 ? (
+              <Card title="Recent devices">
+                <ul
+                  className="card-body stack"
+                  style={{ gap: 6, listStyle: 'none', margin: 0 }}
+                  data-testid="recent-devices"
+                >
+                  {devices.data.items.map((d) => (
+                    <li key={d.uid}>
+                      <Link to={`/device/${d.uid}`}>{d.name}</Link>{' '}
+                      <span className="muted">
+                        {d.status === 'accepted' ? (d.online ? 'online' : 'offline') : d.status}
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              </Card>
+            ) : null}
+            {sessions.data && sessions.data.items.length > 0 ? (
+              <Card title="Recent sessions">
+                <ul
+                  className="card-body stack"
+                  style={{ gap: 6, listStyle: 'none', margin: 0 }}
+                  data-testid="recent-sessions"
+                >
+                  {sessions.data.items.map((s) => (
+                    <li key={s.uid}>
+                      <Link to={`/sessions/${s.uid}`}>
+                        {s.username} on {s.device?.name ?? s.device_uid.slice(0, 8)}
+                      </Link>{' '}
+                      <span className="muted">
+                        {s.active ? 'active' : 'ended'}, {formatRelative(s.started_at)}
+                      </span>
+                    </li>
+                  ))}
+                </ul>
+              </Card>
+            ) : null}
+          </div>
+        ) : null}
         <div className="grid-2">
           <Card title="Add a device">
             <div className="card-body stack" style={{ gap: 10 }}>

@@ -2,6 +2,7 @@ import { defineWebModule, icons } from '@gatehouse/console';
 import { lazy } from 'react';
 import { PendingBadge } from './devices/pending-badge';
 import { terminalAction } from './devices/terminal-action';
+import { LiveEvents } from './live';
 
 // The base product's console: every screen of the community edition, each loaded only when opened.
 const page = <T extends Record<string, unknown>>(load: () => Promise<T>, name: keyof T) =>
@@ -9,6 +10,8 @@ const page = <T extends Record<string, unknown>>(load: () => Promise<T>, name: k
 
 export default defineWebModule({
   name: 'community',
+  // The console's one event stream, held while signed in.
+  overlays: [LiveEvents],
   nav: [
     { to: '/', label: 'Home', icon: icons.home, order: 0 },
     { to: '/devices', label: 'Devices', icon: icons.devices, order: 10, badge: PendingBadge },

@@ -27,6 +27,7 @@ import {
 } from '@gatehouse/console';
 import { useMemo, useState } from 'react';
 import { calls } from '../api';
+import { useLiveRefresh } from '../live';
 import type { Device, Tunnel } from '../types';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
@@ -291,6 +292,7 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
   );
   const waiting = device.data ? waitingForAgent(device.data) : false;
   useRefreshWhileWaiting(waiting, device.reload);
+  useLiveRefresh(device.reload, (e) => e.device === uid);
   if (device.error) return <ErrorState message={device.error} onRetry={device.reload} />;
   if (device.data === null) {
     const noun = kind.noun.charAt(0).toUpperCase() + kind.noun.slice(1);

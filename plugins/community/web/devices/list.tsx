@@ -26,6 +26,7 @@ import {
 } from '@gatehouse/console';
 import { type ReactNode, useEffect, useMemo, useState } from 'react';
 import { calls } from '../api';
+import { useLiveRefresh } from '../live';
 import type { Device, DeviceStatus, Namespace } from '../types';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { byOsId, type Filters, filterSearch, fleetFilter, noFilters, readFilters } from './filters';
@@ -176,6 +177,7 @@ function DeviceList({
   );
   const atLimit = devices.data?.items.some((d) => d.status !== 'accepted' && d.acceptable === false) ?? false;
   useRefreshWhileWaiting(devices.data?.items.some((d) => waitingForAgent(d)) ?? false, devices.reload);
+  useLiveRefresh(devices.reload, (e) => e.kind.startsWith('device.'));
 
   const changeStatus = async (device: Device, to: 'accept' | 'reject') => {
     const ok = await action.run(() =>

@@ -61,6 +61,28 @@ export class ApiClient {
     return (await this.raw<T>(call, options)).data;
   }
 
+  /**
+   * A long-lived answer read as it comes (the event stream, which EventSource could not send the token to):
+   * resolves with the open response once its status is a success, and ends with `signal`.
+   */
+  async stream(call: Call, signal: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { Accept: 'text/event-stream' };
+    const token = this.token();
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let response: Response;
+    try {
+      response = await fetch(this.base + buildPath(call.path), { method: call.method, headers, signal });
+    } catch {
+      throw new NetworkError();
+    }
+    if (!response.ok) {
+      const body = await readBody(response);
+      if (response.status === 401 && token) this.onSessionEnded();
+      throw new ApiError(response.status, response.headers, body, 'Could not follow the live changes');
+    }
+    return response;
+  }
+
   /** A paged list: rows plus the total from X-Total-Count. */
   async page<T>(call: Call, options: RequestOptions = {}): Promise<Page<T>> {
     const answer = await this.raw<T[] | null>(call, options);
