@@ -35,7 +35,9 @@ const runs = scripts.map(
       });
       child.on('close', (code, signal) => {
         const seconds = Math.round((Date.now() - started) / 1000);
-        process.stdout.write(`${prefix}finished ${signal ? `by ${signal}` : `with ${code}`} after ${seconds} s\n`);
+        process.stdout.write(
+          `${prefix}finished ${signal ? `by ${signal}` : `with ${code}`} after ${seconds} s\n`,
+        );
         done({ script, code: code ?? 1 });
       });
     }),
