@@ -37,6 +37,12 @@ export interface RouteRequest<S extends RouteSchema> {
   ctx: Context;
   /** The caller's namespace; 403 when the caller has none. */
   tenantId(): string;
+  /**
+   * Whether this request's credentials would still be let through now, for the same namespace: a long-lived
+   * answer (an event stream) asks again from time to time, so that a member removed, a key revoked or a session
+   * signed out stops receiving it.
+   */
+  stillAllowed(): Promise<boolean>;
 }
 
 /** One page of a list and the number of items in all pages (the router sends the total as `X-Total-Count`). */

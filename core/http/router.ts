@@ -89,6 +89,15 @@ export function buildRouter(
         services: scope.cradle,
         ctx,
         tenantId: () => requireTenant(tenantId),
+        stillAllowed: async () => {
+          try {
+            const now = await authenticate(ctx, route.auth, deps);
+            authorize(now, route);
+            return callerTenant(now) === tenantId;
+          } catch {
+            return false;
+          }
+        },
       } as RouteRequest<RouteSchema>;
       try {
         let result = await route.handler(req);

@@ -15,10 +15,11 @@ export const eventRoutes = [
       'connection change (`device.online`) and session start or end (`session.started`, `session.closed`) of ' +
       "the caller's namespace, with a comment line every 15 seconds. Each `data` line is a small JSON object " +
       `(kind, device uid, status or online, session uid). At most ${MAX_STREAMS_PER_CALLER} streams per user or ` +
-      'API key are held at once on one server; one more answers 429.',
+      'API key are held at once on one server; one more answers 429. The caller is checked again at every ' +
+      'comment line: a stream whose member was removed, key revoked or session signed out ends.',
     tags: ['devices'],
     schema: { response: { 200: null } },
-    async handler({ services, tenantId, caller, ctx }) {
+    async handler({ services, tenantId, caller, ctx, stillAllowed }) {
       const tenant = tenantId();
       const owner =
         caller.kind === 'user'
@@ -41,7 +42,7 @@ export const eventRoutes = [
       ctx.set('X-Accel-Buffering', 'no');
       ctx.type = 'text/event-stream; charset=utf-8';
       const out = new PassThrough();
-      events.add(tenant, owner, out);
+      events.add(tenant, owner, out, stillAllowed);
       ctx.res.once('close', () => out.destroy());
       out.write('retry: 2000\n: connected\n\n');
       ctx.body = out;

@@ -21,6 +21,9 @@ interface Stream {
   tenantId: string;
   owner: string;
   out: PassThrough;
+  /** Whether the stream's caller may still read the namespace's events (asked at every heartbeat). */
+  allowed: () => Promise<boolean>;
+  checking: boolean;
 }
 
 /**
@@ -61,9 +64,12 @@ export class ConsoleEvents {
     await this.subscribed;
   }
 
-  /** Holds `out` open for the namespace's events until it closes. */
-  add(tenantId: string, owner: string, out: PassThrough): void {
-    const stream: Stream = { tenantId, owner, out };
+  /**
+   * Holds `out` open for the namespace's events until it closes, or until `allowed` answers false at a heartbeat
+   * (the member was removed, the key revoked, the session signed out): then the stream ends.
+   */
+  add(tenantId: string, owner: string, out: PassThrough, allowed: () => Promise<boolean>): void {
+    const stream: Stream = { tenantId, owner, out, allowed, checking: false };
     let set = this.byTenant.get(tenantId);
     if (!set) {
       set = new Set();
@@ -110,7 +116,21 @@ export class ConsoleEvents {
   }
 
   private beat(): void {
-    for (const set of this.byTenant.values()) for (const s of set) s.out.write(': heartbeat\n\n');
+    for (const set of this.byTenant.values()) {
+      for (const s of set) {
+        s.out.write(': heartbeat\n\n');
+        if (s.checking) continue;
+        s.checking = true;
+        s.allowed()
+          .then((ok) => {
+            if (!ok) s.out.end();
+          })
+          .catch(() => s.out.end())
+          .finally(() => {
+            s.checking = false;
+          });
+      }
+    }
     if (this.byTenant.size === 0 && this.heartbeat) {
       clearInterval(this.heartbeat);
       this.heartbeat = undefined;

@@ -9,6 +9,8 @@ interface Heard {
   type: string | null;
   events: { event: string; data: Record<string, unknown> }[];
   text: string;
+  /** True once the server ended the answer. */
+  ended: boolean;
   close(): void;
 }
 
@@ -38,6 +40,7 @@ async function listen(server: TestServer, token?: string): Promise<Heard> {
     type: res.headers.get('content-type'),
     events: [],
     text: '',
+    ended: false,
     close: () => abort.abort(),
   };
   if (res.status !== 200 || !res.body) {
@@ -50,7 +53,10 @@ async function listen(server: TestServer, token?: string): Promise<Heard> {
     let buffer = '';
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
+      if (done) {
+        heard.ended = true;
+        return;
+      }
       const chunk = decoder.decode(value, { stream: true });
       heard.text += chunk;
       buffer += chunk;
@@ -163,6 +169,38 @@ describe('console event stream (GET /api/events)', function () {
       const again = await stream(server, me.token);
       expect(again.status).to.equal(200);
     });
+  });
+
+  it('ends the stream of a member removed from the namespace at the next heartbeat, and keeps the others', async function () {
+    this.timeout(90_000);
+    const email = 'live-observer@example.com';
+    const made = await server.api('POST', '/api/admin/users', {
+      token: me.token,
+      body: { name: 'Olive', username: 'olive', email, password: 'olive-password-1' },
+    });
+    expect(made.status, JSON.stringify(made.body)).to.equal(200);
+    const added = await server.api('POST', `/api/namespaces/${me.tenant}/members`, {
+      token: me.token,
+      body: { email, role: 'observer' },
+    });
+    expect(added.status, JSON.stringify(added.body)).to.equal(200);
+    const olive = await server.login('olive', 'olive-password-1');
+    const hers = await stream(server, olive.token);
+    const mine = await stream(server, me.token);
+    expect(hers.status).to.equal(200);
+    await until(() => expect(hers.text).to.contain(': connected'));
+    const removed = await server.api('DELETE', `/api/namespaces/${me.tenant}/members/${made.body.id}`, {
+      token: me.token,
+    });
+    expect(removed.status, JSON.stringify(removed.body)).to.be.oneOf([200, 204]);
+    // Within one heartbeat (15 s) and the check it makes, her stream ends; the owner's stays open.
+    const deadline = Date.now() + 40_000;
+    while (!hers.ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(hers.ended).to.equal(true);
+    expect(mine.ended).to.equal(false);
+    const device = await register(server, me.tenant);
+    await until(() => expect(mine.events.map((e) => e.data.device)).to.include(device.uid));
+    expect(hers.text).not.to.contain(device.uid);
   });
 
   describe('two servers sharing PostgreSQL and Redis (pending without TEST_DATABASE_URL and TEST_REDIS_URL)', () => {
