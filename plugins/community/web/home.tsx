@@ -39,15 +39,19 @@ export function HomePage() {
       user.tenant ? api.call<Stats>(calls.stats, { context: 'Could not load the statistics' }) : undefined,
     [api, user.tenant],
   );
-  const devices = useResource(
-    async () =>
-      user.tenant
-        ? api.page<Device>(calls.listDevices, {
-            query: { page: 1, per_page: RECENT, sort_by: 'last_seen', order_by: 'desc' },
-          })
-        : undefined,
-    [api, user.tenant],
-  );
+  // The most recently seen devices, those waiting for approval among them: a new arrival is what is easy to miss.
+  const devices = useResource(async () => {
+    if (!user.tenant) return undefined;
+    const recent = (status: string) =>
+      api.page<Device>(calls.listDevices, {
+        query: { page: 1, per_page: RECENT, status, sort_by: 'last_seen', order_by: 'desc' },
+      });
+    const [accepted, pending] = await Promise.all([recent('accepted'), recent('pending')]);
+    const items = [...pending.items, ...accepted.items]
+      .sort((a, b) => Date.parse(b.last_seen) - Date.parse(a.last_seen))
+      .slice(0, RECENT);
+    return { items, total: accepted.total + pending.total };
+  }, [api, user.tenant]);
   const sessions = useResource(
     async () =>
       user.tenant

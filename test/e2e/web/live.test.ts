@@ -63,6 +63,7 @@ describe('web console: live changes without reload', function () {
     elsewhere = await signedIn!.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const other = await elsewhere.newPage();
     await signIn(other, server.url, owner.username, owner.password);
+    await other.getByRole('heading', { name: /^Welcome/ }).waitFor();
     await other.goto(`${server.url}/devices/pending`);
     await other.getByRole('button', { name: 'Accept live-edge' }).click();
     await other.getByText('live-edge accepted').waitFor();
