@@ -124,6 +124,12 @@ export async function startServer(
     else if (o.body !== undefined) body = JSON.stringify(o.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
     const res = await fetch(url + p, { method, headers, body });
+    // A stream (the console's event stream) never ends on its own: its status and headers are the answer, and
+    // the connection is closed, as a client that stops listening closes it.
+    if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      await res.body?.cancel();
+      return { status: res.status, body: undefined, headers: res.headers };
+    }
     const text = await res.text();
     let parsed: unknown = text;
     try {
