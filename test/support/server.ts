@@ -115,30 +115,7 @@ export async function startServer(
   await kernel.start();
   const url = kernel.httpUrl;
 
-  const api = async (method: string, p: string, o: ApiOptions = {}): Promise<ApiAnswer> => {
-    const headers: Record<string, string> = { ...o.headers };
-    if (o.token) headers.authorization = `Bearer ${o.token}`;
-    if (o.apiKey) headers['x-api-key'] = o.apiKey;
-    let body: string | undefined;
-    if (o.raw !== undefined) body = o.raw;
-    else if (o.body !== undefined) body = JSON.stringify(o.body);
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(url + p, { method, headers, body });
-    // A stream (the console's event stream) never ends on its own: its status and headers are the answer, and
-    // the connection is closed, as a client that stops listening closes it.
-    if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
-      await res.body?.cancel();
-      return { status: res.status, body: undefined, headers: res.headers };
-    }
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON: keep the text
-    }
-    return { status: res.status, body: parsed, headers: res.headers };
-  };
+  const api = apiAt(url);
 
   const login = async (username: string, password: string): Promise<LoginAnswer> => {
     const res = await api('POST', '/api/login', { body: { username, password } });
@@ -168,6 +145,34 @@ export async function startServer(
       if (!opts.sharing) await dropDatabase(databaseUrl);
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The test API client of a server at `url` (this file's servers, or one in its own process). */
+export function apiAt(url: string): TestServer['api'] {
+  return async (method: string, p: string, o: ApiOptions = {}): Promise<ApiAnswer> => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    if (o.apiKey) headers['x-api-key'] = o.apiKey;
+    let body: string | undefined;
+    if (o.raw !== undefined) body = o.raw;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(url + p, { method, headers, body });
+    // A stream (the console's event stream) never ends on its own: its status and headers are the answer, and
+    // the connection is closed, as a client that stops listening closes it.
+    if (res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      await res.body?.cancel();
+      return { status: res.status, body: undefined, headers: res.headers };
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
   };
 }
 

@@ -29,6 +29,30 @@ const tiles: { key: keyof Stats; label: string; to: string }[] = [
   { key: 'active_sessions', label: 'Active sessions', to: '/sessions' },
 ];
 
+/** One card of Home's recent lists: a link per item and a muted word about it; nothing when the list is empty. */
+function RecentList({
+  title,
+  testId,
+  items,
+}: {
+  title: string;
+  testId: string;
+  items: { key: string; to: string; label: string; detail: string }[];
+}) {
+  if (items.length === 0) return null;
+  return (
+    <Card title={title}>
+      <ul className="card-body stack" style={{ gap: 6, listStyle: 'none', margin: 0 }} data-testid={testId}>
+        {items.map((item) => (
+          <li key={item.key}>
+            <Link to={item.to}>{item.label}</Link> <span className="muted">{item.detail}</span>
+          </li>
+        ))}
+      </ul>
+    </Card>
+  );
+}
+
 export function HomePage() {
   const api = useApi();
   const user = useUser();
@@ -109,44 +133,26 @@ export function HomePage() {
         )}
         {(devices.data?.items.length ?? 0) > 0 || (sessions.data?.items.length ?? 0) > 0 ? (
           <div className="grid-2">
-            {devices.data && devices.data.items.length > 0 ? (
-              <Card title="Recent devices">
-                <ul
-                  className="card-body stack"
-                  style={{ gap: 6, listStyle: 'none', margin: 0 }}
-                  data-testid="recent-devices"
-                >
-                  {devices.data.items.map((d) => (
-                    <li key={d.uid}>
-                      <Link to={`/device/${d.uid}`}>{d.name}</Link>{' '}
-                      <span className="muted">
-                        {d.status === 'accepted' ? (d.online ? 'online' : 'offline') : d.status}
-                      </span>
-                    </li>
-                  ))}
-                </ul>
-              </Card>
-            ) : null}
-            {sessions.data && sessions.data.items.length > 0 ? (
-              <Card title="Recent sessions">
-                <ul
-                  className="card-body stack"
-                  style={{ gap: 6, listStyle: 'none', margin: 0 }}
-                  data-testid="recent-sessions"
-                >
-                  {sessions.data.items.map((s) => (
-                    <li key={s.uid}>
-                      <Link to={`/sessions/${s.uid}`}>
-                        {s.username} on {s.device?.name ?? s.device_uid.slice(0, 8)}
-                      </Link>{' '}
-                      <span className="muted">
-                        {s.active ? 'active' : 'ended'}, {formatRelative(s.started_at)}
-                      </span>
-                    </li>
-                  ))}
-                </ul>
-              </Card>
-            ) : null}
+            <RecentList
+              title="Recent devices"
+              testId="recent-devices"
+              items={(devices.data?.items ?? []).map((d) => ({
+                key: d.uid,
+                to: `/device/${d.uid}`,
+                label: d.name,
+                detail: d.status === 'accepted' ? (d.online ? 'online' : 'offline') : d.status,
+              }))}
+            />
+            <RecentList
+              title="Recent sessions"
+              testId="recent-sessions"
+              items={(sessions.data?.items ?? []).map((s) => ({
+                key: s.uid,
+                to: `/sessions/${s.uid}`,
+                label: `${s.username} on ${s.device?.name ?? s.device_uid.slice(0, 8)}`,
+                detail: `${s.active ? 'active' : 'ended'}, ${formatRelative(s.started_at)}`,
+              }))}
+            />
           </div>
         ) : null}
         <div className="grid-2">

@@ -4,10 +4,16 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { AgentProcess, eventually } from '../../support/agent-process';
-import { agentAuthRequest } from '../../support/device-keys';
 import { expectAccessible, noWiderThanScreen, signIn } from './support/browser';
 import type { ConsoleServer } from './support/console-server';
-import { type SignedInConsole, signedInConsole } from './support/signed-in';
+import {
+  addTeam,
+  ownerApi,
+  registerInConsole,
+  type SignedInConsole,
+  signedInConsole,
+  team,
+} from './support/signed-in';
 
 // Fleet tools on the device list: five devices (a real agent online, four registered through the agent's own call,
 // offline), filtered by tag, operating system and online state, searched by name, tag and address, with the
@@ -26,29 +32,9 @@ describe('web console: fleet tools on the device list', function () {
   let keys = '';
   const uids: Record<string, string> = {};
 
-  const api = async (method: string, p: string, body?: unknown) => {
-    const answer = await fetch(`${server.url}${p}`, {
-      method,
-      headers: { Authorization: `Bearer ${auth.token}`, 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    expect(answer.status, `${method} ${p}`).to.equal(200);
-    return answer.json() as Promise<Record<string, unknown>>;
-  };
-  const register = async (hostname: string, mac: string, os?: { id: string; pretty_name: string }) => {
-    const req = agentAuthRequest({ tenant: auth.tenant, hostname, mac, keyLabel: `${hostname}-${mac}`, os });
-    const answer = await fetch(`${server.url}/api/devices/auth`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...req.headers },
-      body: JSON.stringify(req.body),
-    });
-    expect(answer.status, `registering ${hostname}`).to.equal(200);
-    return ((await answer.json()) as { uid: string }).uid;
-  };
-  const people = {
-    operator: { username: 'grace', password: 'grace-operator-pass' },
-    observer: { username: 'olive', password: 'olive-observer-pass' },
-  };
+  let api: ReturnType<typeof ownerApi>;
+  const register = (hostname: string, mac: string, os?: { id: string; pretty_name: string }) =>
+    registerInConsole({ server, auth }, { hostname, mac, keyLabel: `${hostname}-${mac}`, os });
 
   /** The device names the table shows, once they are `expected` (in any order). */
   const shows = async (p: Page, table: string, expected: string[]) => {
@@ -80,6 +66,7 @@ describe('web console: fleet tools on the device list', function () {
       server: { env: { GATEHOUSE_PENDING_PER_SOURCE: '100', GATEHOUSE_PENDING_PER_BLOCK: '100' } },
     });
     ({ server, page, auth } = signedIn);
+    api = ownerApi(signedIn);
     keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-fleet-agent-'));
     agent = AgentProcess.device({
       server: server.url,
@@ -99,12 +86,7 @@ describe('web console: fleet tools on the device list', function () {
     await api('PATCH', `/api/devices/${uids['web-1']}/accept`);
     await api('PATCH', `/api/devices/${uids['db-1']}/accept`);
     await api('PUT', `/api/devices/${uids['web-1']}/tags`, { tags: ['production'] });
-    for (const role of ['operator', 'observer'] as const) {
-      const { username, password } = people[role];
-      const email = `${username}@example.com`;
-      await api('POST', '/api/admin/users', { username, email, password, name: role });
-      await api('POST', `/api/namespaces/${auth.tenant}/members`, { email, role });
-    }
+    await addTeam(signedIn);
     await eventually(
       async () => ((await api('GET', `/api/devices/${uids['edge-live']}`)).online ? true : undefined),
       'edge-live online',
@@ -228,7 +210,7 @@ describe('web console: fleet tools on the device list', function () {
       const context = await signedIn!.browser.newContext({ viewport: { width: 1280, height: 900 } });
       const p = await context.newPage();
       try {
-        await signIn(p, server.url, people[role].username, people[role].password);
+        await signIn(p, server.url, team[role].username, team[role].password);
         await p.getByRole('heading', { name: /^Welcome/ }).waitFor();
         await p.goto(`${server.url}/devices/pending`);
         await shows(p, 'Pending devices', ['cache-1', 'web-1']);

@@ -1,10 +1,16 @@
 import type { PermissionRow } from '@gatehouse/core/permissions';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { agentAuthRequest } from '../../support/device-keys';
 import { expectAccessible, noWiderThanScreen, owner, signIn } from './support/browser';
 import type { ConsoleServer } from './support/console-server';
-import { type SignedInConsole, signedInConsole } from './support/signed-in';
+import {
+  addTeam,
+  ownerApi,
+  registerInConsole,
+  type SignedInConsole,
+  signedInConsole,
+  team,
+} from './support/signed-in';
 
 // The console follows the caller's role: an operator and an observer see the actions their role cannot take
 // disabled, with the reason the server's permission table gives, and an owner sees them enabled. The Roles card is
@@ -35,42 +41,20 @@ describe('web console: actions follow the signed-in role, from the server permis
   let auth: { token: string; tenant: string };
   let table: PermissionRow[];
 
-  const api = async (method: string, p: string, body?: unknown) => {
-    const answer = await fetch(`${server.url}${p}`, {
-      method,
-      headers: { Authorization: `Bearer ${auth.token}`, 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    expect(answer.status, `${method} ${p}`).to.equal(200);
-    return answer.json() as Promise<{ uid?: string }>;
-  };
-  const register = async (hostname: string, mac: string) => {
-    const req = agentAuthRequest({ tenant: auth.tenant, hostname, mac, keyLabel: hostname });
-    const answer = await fetch(`${server.url}/api/devices/auth`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...req.headers },
-      body: JSON.stringify(req.body),
-    });
-    expect(answer.status, `registering ${hostname}`).to.equal(200);
-    return ((await answer.json()) as { uid: string }).uid;
-  };
+  let api: ReturnType<typeof ownerApi>;
+  const register = (hostname: string, mac: string) => registerInConsole({ server, auth }, { hostname, mac });
 
   const people: Record<'owner' | 'operator' | 'observer', { username: string; password: string }> = {
     owner: { username: owner.username, password: owner.password },
-    operator: { username: 'grace', password: 'grace-operator-pass' },
-    observer: { username: 'olive', password: 'olive-observer-pass' },
+    ...team,
   };
 
   before(async () => {
     signedIn = await signedInConsole();
     ({ server, auth } = signedIn);
     table = JSON.parse(server.cli('permissions', 'community', '--json')) as PermissionRow[];
-    for (const role of ['operator', 'observer'] as const) {
-      const { username, password } = people[role];
-      const email = `${username}@example.com`;
-      await api('POST', '/api/admin/users', { username, email, password, name: label(role) });
-      await api('POST', `/api/namespaces/${auth.tenant}/members`, { email, role });
-    }
+    api = ownerApi(signedIn);
+    await addTeam(signedIn, label);
     await register('edge-waiting', '02:00:00:00:91:01');
     const kept = await register('edge-kept', '02:00:00:00:91:02');
     await api('PATCH', `/api/devices/${kept}/accept`);

@@ -2,6 +2,7 @@ import { PaymentRequired } from '@gatehouse/core';
 import { expect } from 'chai';
 import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+import { otherNamespace, registerDevice } from '../../support/tenants';
 
 type Platform = 'native' | 'docker';
 
@@ -16,25 +17,18 @@ describe('devices: the API', function () {
   let other: LoginAnswer;
   let refuseAccept: string | undefined;
 
-  const register = async (
+  const register = (
     tenant: string,
     n: number,
     opts: { hostname?: string; platform?: Platform; key?: string } = {},
-  ) => {
-    const res = await server.api(
-      'POST',
-      '/api/devices/auth',
-      agentAuthRequest({
-        tenant,
-        hostname: opts.hostname ?? `node-${n}`,
-        mac: `02:00:00:00:10:${String(n).padStart(2, '0')}`,
-        keyLabel: opts.key ?? `key-${n}`,
-        ...(opts.platform ? { platform: opts.platform } : {}),
-      }),
-    );
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body as { uid: string; token: string; name: string; namespace: string };
-  };
+  ) =>
+    registerDevice(server, {
+      tenant,
+      hostname: opts.hostname ?? `node-${n}`,
+      mac: `02:00:00:00:10:${String(n).padStart(2, '0')}`,
+      keyLabel: opts.key ?? `key-${n}`,
+      ...(opts.platform ? { platform: opts.platform } : {}),
+    });
   const api = (method: string, path: string, body?: unknown, token = me.token) =>
     server.api(method, path, { token, body });
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -45,11 +39,7 @@ describe('devices: the API', function () {
       overrides: { limits: { registrationsPerMinute: 1000, pendingPerSource: 1000, pendingPerBlock: 1000 } },
     });
     me = await server.setup();
-    const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });
-    expect(ns.status).to.equal(200);
-    const switched = await api('GET', `/api/auth/token/${ns.body.tenant_id}`);
-    expect(switched.status).to.equal(200);
-    other = switched.body;
+    other = await otherNamespace(server, me);
     server.kernel.hooks.on('device.beforeAccept', ({ uid }) => {
       if (uid === refuseAccept) throw new PaymentRequired('billing says no');
     });

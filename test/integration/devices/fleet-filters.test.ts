@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+import { otherNamespace, registerDevice } from '../../support/tenants';
 
 /**
  * The device list's fleet filters: operating system (info.id, info.pretty_name), online as the API shows it, a
@@ -13,26 +13,14 @@ describe('devices: fleet filters and operating systems', function () {
   let me: LoginAnswer;
   let other: LoginAnswer;
 
-  const register = async (
-    tenant: string,
-    n: number,
-    hostname: string,
-    os?: { id: string; pretty_name: string },
-  ) => {
-    const res = await server.api(
-      'POST',
-      '/api/devices/auth',
-      agentAuthRequest({
-        tenant,
-        hostname,
-        mac: `02:00:00:00:20:${String(n).padStart(2, '0')}`,
-        keyLabel: `fleet-${tenant}-${n}`,
-        ...(os ? { os } : {}),
-      }),
-    );
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body as { uid: string };
-  };
+  const register = (tenant: string, n: number, hostname: string, os?: { id: string; pretty_name: string }) =>
+    registerDevice(server, {
+      tenant,
+      hostname,
+      mac: `02:00:00:00:20:${String(n).padStart(2, '0')}`,
+      keyLabel: `fleet-${tenant}-${n}`,
+      ...(os ? { os } : {}),
+    });
   const api = (method: string, path: string, body?: unknown, token = me.token) =>
     server.api(method, path, { token, body });
   const b64 = (v: unknown) => encodeURIComponent(Buffer.from(JSON.stringify(v)).toString('base64'));
@@ -48,10 +36,7 @@ describe('devices: fleet filters and operating systems', function () {
       overrides: { limits: { registrationsPerMinute: 1000, pendingPerSource: 1000, pendingPerBlock: 1000 } },
     });
     me = await server.setup();
-    const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });
-    expect(ns.status).to.equal(200);
-    const switched = await api('GET', `/api/auth/token/${ns.body.tenant_id}`);
-    other = switched.body;
+    other = await otherNamespace(server, me);
 
     const web = await register(me.tenant, 1, 'web-1');
     const db = await register(me.tenant, 2, 'db-1', alpine);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+import { addMember, otherNamespace, registerDevice } from '../../support/tenants';
 
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
@@ -82,20 +82,14 @@ describe('console event stream (GET /api/events)', function () {
   let n = 0;
   const open: Heard[] = [];
 
-  const register = async (on: TestServer, tenant: string) => {
+  const register = (on: TestServer, tenant: string) => {
     n += 1;
-    const res = await on.api(
-      'POST',
-      '/api/devices/auth',
-      agentAuthRequest({
-        tenant,
-        hostname: `live-${n}`,
-        mac: `02:00:00:00:40:${n.toString(16).padStart(2, '0')}`,
-        keyLabel: `live-key-${n}`,
-      }),
-    );
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body as { uid: string };
+    return registerDevice(on, {
+      tenant,
+      hostname: `live-${n}`,
+      mac: `02:00:00:00:40:${n.toString(16).padStart(2, '0')}`,
+      keyLabel: `live-key-${n}`,
+    });
   };
   const stream = async (on: TestServer, token?: string) => {
     const heard = await listen(on, token);
@@ -108,11 +102,7 @@ describe('console event stream (GET /api/events)', function () {
       overrides: { limits: { registrationsPerMinute: 1000, pendingPerSource: 1000, pendingPerBlock: 1000 } },
     });
     me = await server.setup();
-    const ns = await server.api('POST', '/api/namespaces', { token: me.token, body: { name: 'elsewhere' } });
-    expect(ns.status).to.equal(200);
-    const switched = await server.api('GET', `/api/auth/token/${ns.body.tenant_id}`, { token: me.token });
-    expect(switched.status).to.equal(200);
-    other = switched.body;
+    other = await otherNamespace(server, me);
   });
   afterEach(() => {
     for (const h of open.splice(0)) h.close();
@@ -173,23 +163,12 @@ describe('console event stream (GET /api/events)', function () {
 
   it('ends the stream of a member removed from the namespace at the next heartbeat, and keeps the others', async function () {
     this.timeout(90_000);
-    const email = 'live-observer@example.com';
-    const made = await server.api('POST', '/api/admin/users', {
-      token: me.token,
-      body: { name: 'Olive', username: 'olive', email, password: 'olive-password-1' },
-    });
-    expect(made.status, JSON.stringify(made.body)).to.equal(200);
-    const added = await server.api('POST', `/api/namespaces/${me.tenant}/members`, {
-      token: me.token,
-      body: { email, role: 'observer' },
-    });
-    expect(added.status, JSON.stringify(added.body)).to.equal(200);
-    const olive = await server.login('olive', 'olive-password-1');
+    const olive = await addMember(server, me, 'olive', 'observer');
     const hers = await stream(server, olive.token);
     const mine = await stream(server, me.token);
     expect(hers.status).to.equal(200);
     await until(() => expect(hers.text).to.contain(': connected'));
-    const removed = await server.api('DELETE', `/api/namespaces/${me.tenant}/members/${made.body.id}`, {
+    const removed = await server.api('DELETE', `/api/namespaces/${me.tenant}/members/${olive.accountId}`, {
       token: me.token,
     });
     expect(removed.status, JSON.stringify(removed.body)).to.be.oneOf([200, 204]);

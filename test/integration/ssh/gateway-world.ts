@@ -6,6 +6,7 @@ import ssh2 from 'ssh2';
 import { AgentProcess } from '../../support/agent-process';
 import { clientOptions, keyOptions, passwordOptions } from '../../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+import { addMember } from '../../support/tenants';
 
 export const DEVICE_PASSWORD = 'device-pass-1';
 
@@ -238,15 +239,7 @@ export class GatewayWorld {
 
   /** Makes an account and adds it to the namespace with `role`; answers its sign-in (password `<username>-password-1`). */
   async addMember(username: string, role: string): Promise<LoginAnswer & { accountId: string }> {
-    const email = `${username}@example.com`;
-    const password = `${username}-password-1`;
-    const created = await this.api('POST', '/api/admin/users', { name: username, username, email, password });
-    if (created.status !== 200)
-      throw new Error(`creating ${username}: ${created.status} ${JSON.stringify(created.body)}`);
-    const added = await this.api('POST', `/api/namespaces/${this.owner.tenant}/members`, { email, role });
-    if (added.status !== 200)
-      throw new Error(`adding ${username}: ${added.status} ${JSON.stringify(added.body)}`);
-    return { ...(await this.server.login(username, password)), accountId: created.body.id as string };
+    return addMember(this.server, this.owner, username, role);
   }
 
   /** `ssh` with a private key file only (no password, no prompts). */

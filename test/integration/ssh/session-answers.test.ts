@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+import { otherNamespace, registerDevice } from '../../support/tenants';
 
 /**
  * What the sessions calls answer about each session's device (`device`) and what
@@ -22,19 +22,14 @@ describe('sessions: the device in each answer, and active sessions in the stats'
   /** Registers a new device, or again the device of an earlier call when `n` names it. */
   const register = async (tenant: string, opts: { platform?: 'native' | 'docker'; n?: number } = {}) => {
     const n = opts.n ?? ++mac;
-    const res = await server.api(
-      'POST',
-      '/api/devices/auth',
-      agentAuthRequest({
-        tenant,
-        hostname: `host-${n}`,
-        mac: `02:00:00:00:20:${n.toString(16).padStart(2, '0')}`,
-        keyLabel: `session-key-${n}`,
-        ...(opts.platform ? { platform: opts.platform } : {}),
-      }),
-    );
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body.uid as string;
+    const device = await registerDevice(server, {
+      tenant,
+      hostname: `host-${n}`,
+      mac: `02:00:00:00:20:${n.toString(16).padStart(2, '0')}`,
+      keyLabel: `session-key-${n}`,
+      ...(opts.platform ? { platform: opts.platform } : {}),
+    });
+    return device.uid;
   };
 
   const open = (tenantId: string, deviceUid: string) =>
@@ -71,9 +66,7 @@ describe('sessions: the device in each answer, and active sessions in the stats'
     });
     me = await server.setup();
     db = server.kernel.container.cradle.db;
-    const ns = await api('POST', '/api/namespaces', { name: 'elsewhere' });
-    expect(ns.status).to.equal(200);
-    other = (await api('GET', `/api/auth/token/${ns.body.tenant_id}`)).body;
+    other = await otherNamespace(server, me);
   });
   after(async () => server?.stop());
 

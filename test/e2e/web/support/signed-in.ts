@@ -1,4 +1,7 @@
+import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { apiAt } from '../../../support/server';
+import { registerDevice } from '../../../support/tenants';
 import { completeSetup, launchBrowser } from './browser';
 import { type ConsoleServer, startConsoleServer } from './console-server';
 
@@ -58,4 +61,52 @@ export async function signedInConsole(
     await close().catch(() => undefined);
     throw error;
   }
+}
+
+/** What the owner's calls need: the server's address and the owner's token and tenant. */
+export interface OwnerSide {
+  server: { url: string };
+  auth: { token: string; tenant: string };
+}
+
+/** The operator and observer that role tests add next to the owner. */
+export const team = {
+  operator: { username: 'grace', password: 'grace-operator-pass' },
+  observer: { username: 'olive', password: 'olive-observer-pass' },
+} as const;
+
+/** The API as the signed-in owner: each call must answer 200, and its JSON body is the result. */
+export function ownerApi(signedIn: OwnerSide) {
+  const api = apiAt(signedIn.server.url);
+  return async (method: string, p: string, body?: unknown) => {
+    const answer = await api(method, p, { token: signedIn.auth.token, body });
+    expect(answer.status, `${method} ${p}: ${JSON.stringify(answer.body)}`).to.equal(200);
+    return answer.body;
+  };
+}
+
+/** Adds `team`'s operator and observer to the owner's namespace, each named by `name(role)`. */
+export async function addTeam(
+  signedIn: OwnerSide,
+  name: (role: keyof typeof team) => string = (role) => role,
+): Promise<void> {
+  const api = ownerApi(signedIn);
+  for (const role of ['operator', 'observer'] as const) {
+    const { username, password } = team[role];
+    const email = `${username}@example.com`;
+    await api('POST', '/api/admin/users', { username, email, password, name: name(role) });
+    await api('POST', `/api/namespaces/${signedIn.auth.tenant}/members`, { email, role });
+  }
+}
+
+/** Registers a device in the owner's namespace through the agent's own call; answers its uid. */
+export async function registerInConsole(
+  signedIn: OwnerSide,
+  device: { hostname: string; mac: string; keyLabel?: string; os?: { id: string; pretty_name: string } },
+): Promise<string> {
+  const registered = await registerDevice(
+    { api: apiAt(signedIn.server.url) },
+    { tenant: signedIn.auth.tenant, keyLabel: device.hostname, ...device },
+  );
+  return registered.uid;
 }
