@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
+import { cpuMs } from '../cpu-time';
 
 const args = process.argv.slice(2);
 const againstAt = args.indexOf('--against');
@@ -28,7 +29,8 @@ function freePort(): Promise<number> {
   });
 }
 
-async function bootOnce(bin: string, env: NodeJS.ProcessEnv): Promise<number> {
+/** Milliseconds to the first `/info` answer, and the CPU milliseconds the server had used by then. */
+async function bootOnce(bin: string, env: NodeJS.ProcessEnv): Promise<{ ms: number; cpu: number }> {
   const http = await freePort();
   const ssh = await freePort();
   const started = performance.now();
@@ -46,7 +48,7 @@ async function bootOnce(bin: string, env: NodeJS.ProcessEnv): Promise<number> {
     for (;;) {
       try {
         const res = await fetch(`http://127.0.0.1:${http}/info`);
-        if (res.ok) return performance.now() - started;
+        if (res.ok) return { ms: performance.now() - started, cpu: cpuMs(child.pid as number) };
       } catch {
         // not listening yet
       }
@@ -63,12 +65,13 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function main() {
   const cases = ['embedded, first run', 'embedded, restart', 'postgresql, first run', 'postgresql, restart'];
-  const results: Record<string, Record<string, number[]>> = {};
+  type Boots = Record<string, { ms: number; cpu: number }[]>;
+  const results: Record<string, Boots> = {};
   for (const name of Object.keys(bins)) results[name] = Object.fromEntries(cases.map((c) => [c, []]));
   process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
   for (let i = 0; i < runs; i++) {
     for (const [name, bin] of Object.entries(bins)) {
-      const r = results[name] as Record<string, number[]>;
+      const r = results[name] as Boots;
       const dir = mkdtempSync(path.join(tmpdir(), 'gh-boot-'));
       r['embedded, first run']?.push(await bootOnce(bin, { GATEHOUSE_DATA_DIR: dir }));
       r['embedded, restart']?.push(await bootOnce(bin, { GATEHOUSE_DATA_DIR: dir }));
@@ -82,26 +85,31 @@ async function main() {
       rmSync(pgDir, { recursive: true, force: true });
     }
   }
-  const mine = results.this as Record<string, number[]>;
+  const mine = results.this as Boots;
   const other = results.other;
-  const base = median(mine['postgresql, restart'] ?? []);
+  const ms = (boots: Boots, name: string) => median((boots[name] ?? []).map((b) => b.ms));
+  const cpu = (boots: Boots, name: string) => median((boots[name] ?? []).map((b) => b.cpu));
+  const base = ms(mine, 'postgresql, restart');
   console.log(
     other
-      ? `boot to first /info answer, median of ${runs}: this checkout, ${against}, and this / that`
-      : `boot to first /info answer, median of ${runs} (ratio vs PostgreSQL restart)`,
+      ? `boot to first /info answer (and the server's CPU time by then), median of ${runs}: this checkout, ${against}, and this / that`
+      : `boot to first /info answer (and the server's CPU time by then), median of ${runs} (ratio vs PostgreSQL restart)`,
   );
   for (const name of cases) {
-    const xs = mine[name] ?? [];
-    const m = median(xs);
+    const m = ms(mine, name);
+    const c = cpu(mine, name);
     if (other) {
-      const o = median(other[name] ?? []);
+      const o = ms(other, name);
+      const oc = cpu(other, name);
       console.log(
-        `${name.padEnd(24)} ${m.toFixed(0).padStart(6)} ms ${o.toFixed(0).padStart(6)} ms   x${(m / o).toFixed(2)}`,
+        `${name.padEnd(24)} ${m.toFixed(0).padStart(6)} ms ${o.toFixed(0).padStart(6)} ms   x${(m / o).toFixed(2)}` +
+          `   CPU ${c.toFixed(0).padStart(6)} ms ${oc.toFixed(0).padStart(6)} ms   x${(c / oc).toFixed(2)}`,
       );
       continue;
     }
+    const xs = (mine[name] ?? []).map((b) => b.ms);
     console.log(
-      `${name.padEnd(24)} ${m.toFixed(0).padStart(6)} ms   x${(m / base).toFixed(2)}   runs: ${xs.map((x) => x.toFixed(0)).join(', ')}`,
+      `${name.padEnd(24)} ${m.toFixed(0).padStart(6)} ms   x${(m / base).toFixed(2)}   CPU ${c.toFixed(0)} ms   runs: ${xs.map((x) => x.toFixed(0)).join(', ')}`,
     );
   }
 }

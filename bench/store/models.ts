@@ -15,11 +15,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { agentAuthRequest } from '../../test/support/device-keys';
 import { dropDatabase, freshDatabase } from '../../test/support/server';
 import { dropJsonFlag, writeFigures } from '../figures';
 import { freePort, percentile, signUp, startCheckout, stopCheckout } from './checkout-server';
+import { deviceLists, seedDevices } from './device-lists';
 
 const args = process.argv.slice(2);
 function option(name: string, fallback: number): number {
@@ -42,37 +42,6 @@ const LIST_CALLS = Number(process.env.LIST_CALLS ?? 40);
 const AUTH_DEVICES = 100;
 const AUTH_CALLS = Number(process.env.AUTH_CALLS ?? 500);
 
-/**
- * 100,000 devices in the namespace, 90 % accepted and every tenth pending (the issue's mix), written in one statement
- * (the list reads them, nothing else).
- */
-async function seedDevices(databaseUrl: string, tenant: string, n: number): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(
-      `insert into devices (uid, tenant_id, name, identity, info, public_key, hostname, status, last_seen, tags)
-       select 'f' || lpad(to_hex(i), 63, '0'), $1, 'dev-' || i,
-              jsonb_build_object('mac', '02:00:00:00:00:00'),
-              '{"id":"debian","pretty_name":"Debian GNU/Linux 12","version":"0.2.0","arch":"amd64","platform":"native"}',
-              'seeded', 'dev-' || i, case when i % 10 = 0 then 'pending' else 'accepted' end,
-              now() - (i || ' seconds')::interval,
-              case when i % 2 = 0 then array['prod'] else array['lab', 'edge'] end
-       from generate_series(1, $2::int) as i`,
-      [tenant, n],
-    );
-    await client.query('analyze devices');
-    // A fifth of them have since made their availability call, as agents do: the list reads a table with the dead
-    // row versions (and, where last_seen is indexed, index entries) that leaves until autovacuum comes by.
-    await client.query(
-      `update devices set last_seen = now() where tenant_id = $1 and right(uid, 1) in ('0', '5', 'a')`,
-      [tenant],
-    );
-  } finally {
-    await client.end();
-  }
-}
-
 type Series = Record<string, number[]>;
 const results = new Map<string, Series>();
 function record(checkout: string, name: string, values: number[]): void {
@@ -90,8 +59,6 @@ async function timed(n: number, call: () => Promise<void>): Promise<number[]> {
   }
   return out;
 }
-
-const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64');
 
 async function measure(checkout: string): Promise<void> {
   const databaseUrl = await freshDatabase();
@@ -124,22 +91,7 @@ async function measure(checkout: string): Promise<void> {
     const auth = { authorization: `Bearer ${login.token}` };
     await seedDevices(databaseUrl, tenant, deviceCount);
 
-    const lists: [string, string][] = [
-      ['device list, first page (10, last_seen desc)', '/api/devices'],
-      [
-        'device list, page 500 of 100 by name asc',
-        '/api/devices?page=500&per_page=100&sort_by=name&order_by=asc',
-      ],
-      [
-        'device list, filter name contains',
-        `/api/devices?filter=${encodeURIComponent(b64([{ type: 'property', params: { name: 'name', operator: 'contains', value: 'dev-42' } }]))}`,
-      ],
-      [
-        'device list, tag filter sorted by name',
-        `/api/devices?sort_by=name&order_by=asc&filter=${encodeURIComponent(b64([{ type: 'property', params: { name: 'tags', operator: 'contains', value: 'lab' } }]))}`,
-      ],
-      ['device list, pending', '/api/devices?status=pending'],
-    ];
+    const lists = deviceLists();
     for (const [name, p] of lists) {
       const check = await fetch(url + p, { headers: auth });
       if (!check.ok || Number(check.headers.get('x-total-count')) < 1)
