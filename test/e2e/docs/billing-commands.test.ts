@@ -71,6 +71,8 @@ describe('docs: the commands of the billing page', function () {
     expect(blocks).to.have.length(4);
     for (const path of [
       'subscription',
+      'price',
+      'checkout',
       'paymentmethod/attach',
       'customer',
       'evaluate',
@@ -91,6 +93,8 @@ describe('docs: the commands of the billing page', function () {
       outputs.push(stdout);
     }
     expect(outputs[0]).to.contain('"status":"inactive"');
+    expect(outputs[0]).to.contain('"unit_amount":500,"currency":"usd","interval":"month"');
+    expect(outputs[1]).to.match(/"url":"http:\/\/127\.0\.0\.1:\d+\/c\/pay\/cs_test_/);
     expect(outputs[1]).to.contain('"number":"**** **** **** 4242"');
     expect(outputs[2]).to.contain('"status":"active"');
     expect(outputs[2]).to.contain('"can_accept":true');
