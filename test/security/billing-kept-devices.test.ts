@@ -8,7 +8,7 @@ import { baseSshOptions, run } from '../integration/agent/openssh-client';
 import { agentAuthRequest } from '../support/device-keys';
 import { keyOptions } from '../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
-import { type FakeStripe, startFakeStripe } from '../support/stripe';
+import { billingSettings, type FakeStripe, startFakeStripe } from '../support/stripe';
 
 /**
  * In the cloud edition, once a subscription has ended and until the owner chooses, the devices kept reachable are
@@ -30,9 +30,7 @@ describe('security: which devices stay reachable after a subscription ends (clou
     stripe = await startFakeStripe();
     server = await startServer({
       edition: 'cloud',
-      overrides: {
-        billing: { stripeSecretKey: stripe.secretKey, stripePlan: stripe.plan, stripeApiBase: stripe.url },
-      },
+      overrides: { billing: billingSettings(stripe) },
     });
     owner = await server.setup();
     for (const n of [1, 2, 3, 4]) {

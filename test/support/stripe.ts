@@ -930,3 +930,13 @@ function forwardHeaders(headers: http.IncomingHttpHeaders): Record<string, strin
   }
   return out;
 }
+
+/** The server's `billing` settings for billing through `fake`. */
+export function billingSettings(fake: FakeStripe) {
+  return {
+    stripeSecretKey: fake.secretKey,
+    stripeWebhookSecret: fake.webhookSecret,
+    stripePlan: fake.plan,
+    stripeApiBase: fake.url,
+  };
+}

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { type FakeStripe, startFakeStripe } from '../../support/stripe';
+import { billingSettings, type FakeStripe, startFakeStripe } from '../../support/stripe';
 import { docsDir } from './docs-site';
 
 const run = promisify(execFile);
@@ -37,12 +37,7 @@ describe('docs: the commands of the billing page', function () {
       edition: 'cloud',
       ssh: false,
       overrides: {
-        billing: {
-          stripeSecretKey: stripe.secretKey,
-          stripeWebhookSecret: stripe.webhookSecret,
-          stripePlan: stripe.plan,
-          stripeApiBase: stripe.url,
-        },
+        billing: billingSettings(stripe),
       },
     });
     me = await server.setup();

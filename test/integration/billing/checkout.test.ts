@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type Stripe from 'stripe';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { type FakeStripe, startFakeStripe } from '../../support/stripe';
+import { billingSettings, type FakeStripe, startFakeStripe } from '../../support/stripe';
 import { otherNamespace, registerDevice } from '../../support/tenants';
 
 /**
@@ -64,12 +64,7 @@ describe('billing (cloud): a card entered on Stripe Checkout, and the price befo
       ssh: false,
       overrides: {
         limits: { maxNamespaces: -1 },
-        billing: {
-          stripeSecretKey: stripe.secretKey,
-          stripeWebhookSecret: stripe.webhookSecret,
-          stripePlan: stripe.plan,
-          stripeApiBase: stripe.url,
-        },
+        billing: billingSettings(stripe),
       },
     });
     me = await server.setup();
