@@ -70,9 +70,10 @@ export const billingRoutes = [
     auth: ['user'],
     role: 'owner',
     summary: 'Subscribe the namespace (charged to its default card, one unit per accepted device)',
-    description: '402 with code `payment_method_required` until a card is attached.',
+    description:
+      '402 with code `payment_method_required` until a card is attached; 404 when Stripe no longer knows the customer.',
     tags: ['billing'],
-    schema: { response: { 200: subscription, ...failures } },
+    schema: { response: { 200: subscription, ...notFound, ...failures } },
     async handler({ services, tenantId }) {
       billingOn(services);
       return services.billing.subscribe(tenantId());
@@ -250,7 +251,7 @@ export const billingRoutes = [
         { action: T.Union([T.Literal('device_accept'), T.Literal('namespace_delete')]) },
         { additionalProperties: false },
       ),
-      response: { 200: T.Object({}), ...unavailable },
+      response: { 200: T.Object({}), ...notFound, ...unavailable },
     },
     async handler({ query, services, tenantId }) {
       billingOn(services);

@@ -245,7 +245,18 @@ export class BillingService {
   /** The configured plan as Stripe prices it; 424 unless it is a recurring price per unit (a device). */
   private async planPrice(): Promise<Omit<PriceView, 'devices' | 'amount'>> {
     const plan = this.provider.plan();
-    const price = await this.provider.call('price', (stripe) => stripe.prices.retrieve(plan));
+    const price = await this.provider
+      .call('price', (stripe) => stripe.prices.retrieve(plan))
+      .catch((err: unknown) => {
+        // A plan Stripe does not know is this server's configuration, not something the caller asked for.
+        if (err instanceof NotFound) {
+          throw new FailedDependency(
+            'the plan configured on this server does not exist at Stripe',
+            'billing_not_configured',
+          );
+        }
+        throw err;
+      });
     const interval = INTERVALS.find((i) => i === price.recurring?.interval);
     if (price.unit_amount === null || price.billing_scheme !== 'per_unit' || !price.recurring || !interval) {
       throw new FailedDependency(

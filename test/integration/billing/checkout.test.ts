@@ -287,8 +287,24 @@ describe('billing (cloud): a card entered on Stripe Checkout, and the price befo
     // The calls above and the webhook.
     expect(billing.map(([call]) => call)).to.have.length(everyCall.length + 1);
     for (const [call, op] of billing) expect(Object.keys(op.responses), call).to.include('424');
-    const complete = doc.paths['/api/billing/checkout/complete']?.post?.responses ?? {};
-    expect(Object.keys(complete)).to.include.members(['200', '400', '404', '409', '424']);
+    const responses = (path: string, method: string) =>
+      Object.keys(doc.paths[path]?.[method]?.responses ?? {});
+    expect(responses('/api/billing/checkout/complete', 'post')).to.include.members([
+      '200',
+      '400',
+      '404',
+      '409',
+      '424',
+    ]);
+    expect(responses('/api/billing/subscription', 'post')).to.include.members(['200', '402', '404', '424']);
+    expect(responses('/api/billing/paymentmethod/attach', 'post')).to.include.members([
+      '200',
+      '402',
+      '404',
+      '424',
+    ]);
+    // Only what a call can answer: making a customer charges nothing.
+    expect(responses('/api/billing/customer', 'post')).to.not.include('402');
   });
 });
 
@@ -326,5 +342,40 @@ describe('billing (cloud): a server without Stripe', function () {
     expect((await server.api('GET', '/api/billing/subscription')).status).to.equal(401);
     const ns = await server.api('GET', `/api/namespaces/${me.tenant}`, { token: me.token });
     expect(ns.body.max_devices).to.equal(3);
+  });
+});
+
+describe('billing (cloud): a plan Stripe does not know', function () {
+  this.timeout(60_000);
+  let stripe: FakeStripe;
+  let server: TestServer;
+  let me: LoginAnswer;
+
+  before(async () => {
+    stripe = await startFakeStripe();
+    server = await startServer({
+      edition: 'cloud',
+      ssh: false,
+      overrides: { billing: { ...billingSettings(stripe), stripePlan: 'price_not_at_stripe' } },
+    });
+    me = await server.setup();
+  });
+  after(async () => {
+    await server?.stop();
+    await stripe?.stop();
+  });
+
+  it("answers the price and card entry with 424 billing_not_configured: it is the server's configuration", async () => {
+    for (const [method, path] of [
+      ['GET', '/api/billing/price'],
+      ['POST', '/api/billing/checkout'],
+    ]) {
+      const res = await server.api(method as string, path as string, { token: me.token });
+      expect(res.status, `${method} ${path}`).to.equal(424);
+      expect(res.body).to.deep.equal({
+        message: 'the plan configured on this server does not exist at Stripe',
+        code: 'billing_not_configured',
+      });
+    }
   });
 });
