@@ -79,6 +79,23 @@ function devicesText(n: number): string {
 /** The server answers 424 `billing_not_configured` on every billing call when it has no Stripe account. */
 const NOT_SET_UP = 'billing_not_configured';
 
+/** Whether a call failed because Stripe did not answer (424 `provider_unavailable`), not because of the request. */
+function providerAway(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 424 && err.code === 'provider_unavailable';
+}
+
+/** What the page says while Stripe does not answer, in place of an error. */
+function ProviderAway({ what, onRetry }: { what: string; onRetry: () => void }) {
+  return (
+    <Alert kind="warn" title="Stripe, the payment provider, is not answering">
+      <p>{`${what} cannot be shown right now. Nothing was changed; try again in a moment.`}</p>
+      <Button size="sm" onClick={onRetry}>
+        Try again
+      </Button>
+    </Alert>
+  );
+}
+
 /** The Billing page: the namespace's subscription and invoices, its cards, and the devices kept if it lapses. */
 export function BillingPage() {
   const api = useApi();
@@ -141,16 +158,22 @@ function SubscriptionCard({
   const toast = useToast();
   const [confirming, setConfirming] = useState<Price | null>(null);
   const offer = owner && !subscription.active;
-  const price = useResource(
-    async () => (offer ? api.call<Price>(calls.getPrice, { context: 'Could not load the price' }) : null),
-    [api, user.tenant, offer, subscription],
-  );
+  const price = useResource(async () => {
+    if (!offer) return null;
+    try {
+      return await api.call<Price>(calls.getPrice, { context: 'Could not load the price' });
+    } catch (err) {
+      if (providerAway(err)) return 'away' as const;
+      throw err;
+    }
+  }, [api, user.tenant, offer, subscription]);
+  const known = price.data && price.data !== 'away' ? price.data : null;
   return (
     <Card
       title="Subscription"
       actions={
         offer ? (
-          <Button variant="primary" onClick={() => setConfirming(price.data ?? null)} disabled={!price.data}>
+          <Button variant="primary" onClick={() => setConfirming(known)} disabled={!known}>
             Subscribe
           </Button>
         ) : null
@@ -190,29 +213,30 @@ function SubscriptionCard({
               ? 'No limit: each accepted device is billed.'
               : `Up to ${FREE_DEVICES} accepted devices. Subscribe to accept more.`}
           </dd>
-          {offer ? (
+          {offer && price.data !== 'away' ? (
             <>
               <dt>Price</dt>
               <dd>
                 {price.error ? (
                   <ErrorState message={price.error} onRetry={price.reload} />
-                ) : !price.data ? (
+                ) : !known ? (
                   'Loading the price…'
                 ) : (
-                  `${money(price.data.unit_amount, price.data.currency)} per device per ${every(price.data)}`
+                  `${money(known.unit_amount, known.currency)} per device per ${every(known)}`
                 )}
               </dd>
-              {price.data ? (
+              {known ? (
                 <>
                   <dt>Charged now</dt>
                   <dd>
-                    {`${money(price.data.amount, price.data.currency)} per ${every(price.data)} for ${devicesText(price.data.devices)} accepted`}
+                    {`${money(known.amount, known.currency)} per ${every(known)} for ${devicesText(known.devices)} accepted`}
                   </dd>
                 </>
               ) : null}
             </>
           ) : null}
         </dl>
+        {offer && price.data === 'away' ? <ProviderAway what="The price" onRetry={price.reload} /> : null}
       </div>
     </Card>
   );
@@ -232,6 +256,7 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
     try {
       return await api.call<Customer>(calls.getCustomer, { context: 'Could not load the cards' });
     } catch (err) {
+      if (providerAway(err)) return 'away' as const;
       // No customer yet: the first card makes one.
       if (err instanceof ApiError && err.status === 404) return null;
       throw err;
@@ -274,7 +299,7 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
       });
       window.location.assign(session.url);
     });
-  const cards = customer.data?.payment_methods ?? [];
+  const cards = customer.data && customer.data !== 'away' ? customer.data.payment_methods : [];
 
   const describe = (c: PaymentMethod) => `${c.brand} card ending ${c.number.slice(-4)}`;
   return (
@@ -298,6 +323,10 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
         <ErrorState message={customer.error} onRetry={customer.reload} />
       ) : customer.data === undefined ? (
         <Loading />
+      ) : customer.data === 'away' ? (
+        <div className="card-body">
+          <ProviderAway what="The cards" onRetry={customer.reload} />
+        </div>
       ) : (
         <div className="card-body stack">
           {action.error ? <Alert>{action.error}</Alert> : null}

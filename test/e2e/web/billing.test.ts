@@ -19,8 +19,8 @@ import { type ConsoleServer, startConsoleServer } from './support/console-server
  * Billing in the console of the cloud edition, at 1280 and 390 px: with three devices accepted the fourth cannot
  * be, and the devices screen says why and links to Billing; there the owner enters a card on Stripe's hosted page
  * (the local Stripe's), sees the price and what a subscription would charge, confirms Subscribe, sees the paid
- * invoice, and back on the devices screen accepts the fourth device, which Stripe is told about. A server without
- * Stripe says on the page that billing is not set up. Every screen passes axe with no violation of any impact.
+ * invoice, and back on the devices screen accepts the fourth device, which Stripe is told about. While Stripe is away
+ * the page says so; a server without Stripe says on the page that billing is not set up. Every screen passes axe with no violation of any impact.
  */
 const screens = [
   { width: 1280, height: 900 },
@@ -106,6 +106,31 @@ for (const viewport of screens) {
       await cards.getByText('**** **** **** 4242').waitFor();
       expect(await cards.getByText('**** **** **** 4242').count()).to.equal(1);
       await expectAccessible(page, `billing with a card at ${at}`, { anyImpact: true });
+    });
+
+    it('says Stripe is not answering, instead of errors, while it is away', async () => {
+      stripe.outage = 'error';
+      try {
+        await page.reload();
+        const away = page
+          .getByRole('status')
+          .filter({ hasText: 'Stripe, the payment provider, is not answering' });
+        await away.filter({ hasText: 'The cards cannot be shown right now.' }).waitFor();
+        await away.filter({ hasText: 'The price cannot be shown right now.' }).waitFor();
+        expect(await page.getByText(/could not/i).count()).to.equal(0);
+        expect(await page.getByRole('button', { name: 'Subscribe' }).isDisabled()).to.equal(true);
+        await noWiderThanScreen(page, `billing while Stripe is away at ${at}`);
+        await expectAccessible(page, `billing while Stripe is away at ${at}`, { anyImpact: true });
+      } finally {
+        stripe.outage = 'none';
+      }
+      for (const what of ['The cards', 'The price']) {
+        const alert = page.getByRole('status').filter({ hasText: `${what} cannot be shown right now.` });
+        await alert.getByRole('button', { name: 'Try again' }).click();
+        await alert.waitFor({ state: 'detached' });
+      }
+      await page.getByRole('table', { name: 'Cards' }).getByText('**** **** **** 4242').waitFor();
+      expect(await page.getByRole('button', { name: 'Subscribe' }).isDisabled()).to.equal(false);
     });
 
     it('shows the price and the devices charged, and subscribes only once confirmed', async () => {
