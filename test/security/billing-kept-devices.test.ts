@@ -8,6 +8,7 @@ import { baseSshOptions, run } from '../integration/agent/openssh-client';
 import { agentAuthRequest } from '../support/device-keys';
 import { keyOptions } from '../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../support/server';
+import { billingSettings, type FakeStripe, startFakeStripe } from '../support/stripe';
 
 /**
  * In the cloud edition, once a subscription has ended and until the owner chooses, the devices kept reachable are
@@ -17,6 +18,7 @@ import { type LoginAnswer, startServer, type TestServer } from '../support/serve
  */
 describe('security: which devices stay reachable after a subscription ends (cloud)', function () {
   this.timeout(90_000);
+  let stripe: FakeStripe;
   let server: TestServer;
   let owner: LoginAnswer;
   let keyDir: string;
@@ -24,7 +26,12 @@ describe('security: which devices stay reachable after a subscription ends (clou
   const devices: { uid: string; name: string }[] = [];
 
   before(async () => {
-    server = await startServer({ edition: 'cloud' });
+    // Billing calls answer only on a server that bills through Stripe (here the local one).
+    stripe = await startFakeStripe();
+    server = await startServer({
+      edition: 'cloud',
+      overrides: { billing: billingSettings(stripe) },
+    });
     owner = await server.setup();
     for (const n of [1, 2, 3, 4]) {
       const res = await server.api(
@@ -78,6 +85,7 @@ describe('security: which devices stay reachable after a subscription ends (clou
   });
   after(async () => {
     await server?.stop();
+    await stripe?.stop();
     if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   });
 

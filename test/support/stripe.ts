@@ -11,8 +11,10 @@ import Stripe from 'stripe';
  *   subscriptions (made with `items: [{ plan }]`) and subscription items.
  * - In front of it, this double serves what the mock lacks, following Stripe's published API: payment methods
  *   (create, retrieve, attach, detach, list a customer's, the `pm_card_*` test methods), invoices (list, retrieve;
- *   one per new subscription, paid), subscription cancellation (`DELETE /v1/subscriptions/:id`), Stripe's error
- *   bodies, and webhooks: events in Stripe's `event` shape, signed with the SDK's own
+ *   one per new subscription, paid), subscription cancellation (`DELETE /v1/subscriptions/:id`), a plan read as a
+ *   price (`GET /v1/prices/:id`, as Stripe answers for a plan id), Checkout in setup mode (create and retrieve a
+ *   session, with `expand[]=setup_intent`; retrieve a setup intent) with the hosted card page at the session's
+ *   `url`, Stripe's error bodies, and webhooks: events in Stripe's `event` shape, signed with the SDK's own
  *   `webhooks.generateTestHeaderString`, so the server verifies them with the production code.
  *
  * Every object the double makes is typed with the SDK's types (generated from Stripe's OpenAPI description), so
@@ -44,6 +46,8 @@ export interface FakeStripe {
   /** Changes a subscription's status as Stripe would on renewal or dunning, and queues the event saying so. */
   setSubscriptionStatus(id: string, status: Stripe.Subscription.Status): Stripe.Event;
   subscription(id: string): Stripe.Subscription;
+  /** A Checkout session as the double holds it. */
+  checkoutSession(id: string): Stripe.Checkout.Session | undefined;
   invoice(id: string): Stripe.Invoice | undefined;
   stop(): Promise<void>;
 }
@@ -128,6 +132,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 
   const paymentMethods = new Map<string, Stripe.PaymentMethod>();
   const invoices = new Map<string, Stripe.Invoice>();
+  const checkoutSessions = new Map<string, Stripe.Checkout.Session>();
+  const setupIntents = new Map<string, Stripe.SetupIntent>();
   const secretKey = `sk_test_${randomBytes(16).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(24).toString('base64url')}`;
 
@@ -405,6 +411,108 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 
   fake.subscription = (subId) => currentShape(mockSubscriptions.retrieve(ACCOUNT, subId, 'id'));
   fake.invoice = (invoiceId) => invoices.get(invoiceId);
+  fake.checkoutSession = (sessionId) => checkoutSessions.get(sessionId);
+
+  /** Stripe's Checkout Session of `mode=setup` (docs.stripe.com/api/checkout/sessions/object), still open. */
+  const newCheckoutSession = (form: Record<string, unknown>, customer: string): Stripe.Checkout.Session => {
+    const sessionId = `cs_test_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x')}`;
+    const types = form.payment_method_types as Record<string, string> | undefined;
+    const session = {
+      id: sessionId,
+      object: 'checkout.session',
+      adaptive_pricing: null,
+      after_expiration: null,
+      allow_promotion_codes: null,
+      amount_subtotal: null,
+      amount_total: null,
+      automatic_tax: { enabled: false, liability: null, provider: null, status: null },
+      billing_address_collection: null,
+      cancel_url: typeof form.cancel_url === 'string' ? form.cancel_url : null,
+      client_reference_id: typeof form.client_reference_id === 'string' ? form.client_reference_id : null,
+      client_secret: null,
+      consent: null,
+      consent_collection: null,
+      created: now(),
+      currency: typeof form.currency === 'string' ? form.currency : null,
+      custom_fields: [],
+      custom_text: {
+        after_submit: null,
+        shipping_address: null,
+        submit: null,
+        terms_of_service_acceptance: null,
+      },
+      customer,
+      customer_creation: null,
+      customer_details: null,
+      customer_email: null,
+      expires_at: now() + 24 * 3600,
+      invoice: null,
+      invoice_creation: null,
+      livemode: false,
+      locale: null,
+      metadata: (form.metadata as Record<string, string> | undefined) ?? {},
+      mode: 'setup',
+      payment_intent: null,
+      payment_link: null,
+      payment_method_collection: 'always',
+      payment_method_configuration_details: null,
+      payment_method_options: {},
+      payment_method_types: types ? Object.values(types) : ['card'],
+      payment_status: 'no_payment_required',
+      phone_number_collection: { enabled: false },
+      recovered_from: null,
+      setup_intent: null,
+      shipping_address_collection: null,
+      shipping_cost: null,
+      shipping_options: [],
+      status: 'open',
+      submit_type: null,
+      subscription: null,
+      success_url: String(form.success_url),
+      total_details: null,
+      ui_mode: 'hosted',
+      url: `${fake.url}/c/pay/${sessionId}`,
+    } as unknown as Stripe.Checkout.Session;
+    checkoutSessions.set(sessionId, session);
+    return session;
+  };
+
+  /** Stripe's SetupIntent (docs.stripe.com/api/setup_intents/object) of a card saved through Checkout. */
+  const succeededSetupIntent = (customer: string, paymentMethod: string): Stripe.SetupIntent => {
+    const intentId = id('seti');
+    const intent = {
+      id: intentId,
+      object: 'setup_intent',
+      application: null,
+      automatic_payment_methods: null,
+      cancellation_reason: null,
+      client_secret: `${intentId}_secret_${randomBytes(12).toString('hex')}`,
+      created: now(),
+      customer,
+      description: null,
+      flow_directions: null,
+      last_setup_error: null,
+      latest_attempt: null,
+      livemode: false,
+      mandate: null,
+      metadata: {},
+      next_action: null,
+      on_behalf_of: null,
+      payment_method: paymentMethod,
+      payment_method_configuration_details: null,
+      payment_method_options: {},
+      payment_method_types: ['card'],
+      single_use_mandate: null,
+      status: 'succeeded',
+      usage: 'off_session',
+    } as unknown as Stripe.SetupIntent;
+    setupIntents.set(intentId, intent);
+    return intent;
+  };
+
+  /** `expand[]=setup_intent` (or `expand[0]=...`, as the SDK writes it) on a retrieve. */
+  const expands = (query: URLSearchParams, field: string) =>
+    [...query.entries()].some(([k, v]) => k.startsWith('expand') && v === field);
 
   fake.setSubscriptionStatus = (subId, status) => {
     const record = mockSubscriptions.retrieve(ACCOUNT, subId, 'id');
@@ -574,7 +682,157 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       fake.event('customer.subscription.deleted', sub, previous);
       return { status: 200, body: sub };
     }
+    if (method === 'POST' && path === '/v1/checkout/sessions') {
+      for (const param of ['mode', 'success_url']) {
+        if (typeof form[param] !== 'string' || form[param] === '') {
+          return stripeError(400, {
+            type: 'invalid_request_error',
+            code: 'parameter_missing',
+            param,
+            message: `Missing required param: ${param}.`,
+          });
+        }
+      }
+      if (form.mode !== 'setup') {
+        return stripeError(400, {
+          type: 'invalid_request_error',
+          param: 'mode',
+          message: 'This local Stripe serves Checkout in setup mode only.',
+        });
+      }
+      if (!form.currency && !form.payment_method_types) {
+        return stripeError(400, {
+          type: 'invalid_request_error',
+          code: 'parameter_missing',
+          param: 'currency',
+          message: 'You must provide `currency` when using setup mode with dynamic payment methods.',
+        });
+      }
+      const customer = String(form.customer ?? '');
+      if (!customer || !customerOf(customer)) return missing('customer', customer, 'customer');
+      return { status: 200, body: newCheckoutSession(form, customer) };
+    }
+    m = method === 'GET' ? path.match(/^\/v1\/checkout\/sessions\/([^/]+)$/) : null;
+    if (m) {
+      const session = checkoutSessions.get(m[1] as string);
+      if (!session) return missing('checkout.session', m[1] as string, 'session');
+      const intent = typeof session.setup_intent === 'string' ? setupIntents.get(session.setup_intent) : null;
+      return {
+        status: 200,
+        body: expands(query, 'setup_intent') && intent ? { ...session, setup_intent: intent } : session,
+      };
+    }
+    m = method === 'GET' ? path.match(/^\/v1\/setup_intents\/([^/]+)$/) : null;
+    if (m) {
+      const intent = setupIntents.get(m[1] as string);
+      return intent ? { status: 200, body: intent } : missing('setup_intent', m[1] as string, 'intent');
+    }
+    m = method === 'GET' ? path.match(/^\/v1\/prices\/([^/]+)$/) : null;
+    if (m) {
+      // Stripe answers a plan's id as a price (plans are prices of the older API); the mock keeps them apart.
+      const asPrice = await fetch(`${mockUrl}${path}`, { headers: forwardHeaders(headers) });
+      if (asPrice.status !== 404) return { status: asPrice.status, body: await asPrice.json() };
+      const res = await fetch(`${mockUrl}/v1/plans/${m[1]}`, { headers: forwardHeaders(headers) });
+      if (res.status !== 200) return missing('price', m[1] as string);
+      const plan = (await res.json()) as Stripe.Plan;
+      const price = {
+        id: plan.id,
+        object: 'price',
+        active: plan.active,
+        billing_scheme: plan.billing_scheme,
+        created: plan.created,
+        currency: plan.currency,
+        currency_options: undefined,
+        custom_unit_amount: null,
+        livemode: false,
+        lookup_key: null,
+        metadata: plan.metadata ?? {},
+        nickname: plan.nickname,
+        product: plan.product,
+        recurring: {
+          interval: plan.interval,
+          interval_count: plan.interval_count,
+          meter: null,
+          trial_period_days: plan.trial_period_days,
+          usage_type: plan.usage_type,
+        },
+        tax_behavior: 'unspecified',
+        tiers_mode: plan.tiers_mode,
+        transform_quantity: plan.transform_usage,
+        type: 'recurring',
+        unit_amount: plan.amount,
+        unit_amount_decimal: plan.amount_decimal,
+      } as Stripe.Price;
+      return { status: 200, body: price };
+    }
     return undefined;
+  };
+
+  /**
+   * Stripe's hosted Checkout page of a setup-mode session: a card form; a saved card becomes a PaymentMethod
+   * attached to the session's customer with a succeeded SetupIntent, the session is complete, and the browser goes
+   * to `success_url` (with `{CHECKOUT_SESSION_ID}` replaced); Cancel goes to `cancel_url`.
+   */
+  const hostedPage = (
+    method: string,
+    sessionId: string,
+    form: URLSearchParams,
+  ): { status: number; headers: Record<string, string>; body: string } => {
+    const session = checkoutSessions.get(sessionId);
+    const page = (status: number, inner: string) => ({
+      status,
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Save a card - Stripe test mode</title><style>body{font-family:sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}label{display:block;margin-top:1rem}input{display:block;width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem}.error{color:#a00}</style></head><body><main>${inner}</main></body></html>`,
+    });
+    if (!session || session.status === 'expired' || session.expires_at < now()) {
+      return page(404, '<h1>This card entry has expired</h1><p>Go back and start again.</p>');
+    }
+    if (session.status === 'complete') {
+      return page(200, '<h1>This card is saved</h1><p>You can close this page.</p>');
+    }
+    const html = (s: string) =>
+      s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string);
+    const formPage = (error?: string) =>
+      page(
+        error ? 400 : 200,
+        `<h1>Save a card</h1><p>Test mode: use a Stripe test card such as 4242 4242 4242 4242.</p>${
+          error ? `<p class="error" role="alert">${html(error)}</p>` : ''
+        }<form method="post"><label for="number">Card number</label><input id="number" name="number" inputmode="numeric" autocomplete="cc-number" required value="${html(
+          form.get('number') ?? '',
+        )}"><label for="expiry">Expiry (MM / YY)</label><input id="expiry" name="expiry" autocomplete="cc-exp" placeholder="MM / YY" required value="${html(
+          form.get('expiry') ?? '',
+        )}"><label for="cvc">CVC</label><input id="cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" required><label for="name">Name on card</label><input id="name" name="name" autocomplete="cc-name" value="${html(
+          form.get('name') ?? '',
+        )}"><button type="submit">Save card</button></form>${
+          session.cancel_url ? `<p><a href="${html(session.cancel_url)}">Cancel</a></p>` : ''
+        }`,
+      );
+    if (method !== 'POST') return formPage();
+    const test = cardNumbers[(form.get('number') ?? '').replace(/\s/g, '')];
+    if (!test) return formPage('Your card number is incorrect.');
+    const expiry = (form.get('expiry') ?? '').match(/^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/);
+    const month = Number(expiry?.[1]);
+    const year = expiry ? Number(expiry[2]?.length === 2 ? `20${expiry[2]}` : expiry[2]) : 0;
+    const nowDate = new Date();
+    if (!expiry || month < 1 || month > 12) return formPage("Your card's expiration date is incomplete.");
+    if (year < nowDate.getFullYear() || (year === nowDate.getFullYear() && month < nowDate.getMonth() + 1)) {
+      return formPage("Your card's expiration year is in the past.");
+    }
+    if (!/^\d{3,4}$/.test(form.get('cvc') ?? '')) return formPage("Your card's security code is incomplete.");
+    const customer = String(session.customer);
+    const pm = newPaymentMethod(testCards[test] as (typeof testCards)[string], month, year);
+    pm.customer = customer;
+    pm.billing_details.name = form.get('name') || null;
+    const intent = succeededSetupIntent(customer, pm.id);
+    session.status = 'complete';
+    session.setup_intent = intent.id;
+    fake.event('setup_intent.succeeded', intent);
+    fake.event('checkout.session.completed', session);
+    return {
+      status: 303,
+      headers: { location: session.success_url?.replace('{CHECKOUT_SESSION_ID}', session.id) ?? '/' },
+      body: '',
+    };
   };
 
   const server = http.createServer((req, res) => {
@@ -588,6 +846,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
+      const hosted = url.pathname.match(/^\/c\/pay\/([^/]+)$/);
+      if (hosted && (req.method === 'GET' || req.method === 'POST')) {
+        // The hosted page is the browser's, without the secret key.
+        const answer = hostedPage(req.method, hosted[1] as string, new URLSearchParams(raw));
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body);
+        return;
+      }
       const answer = async () => {
         if (fake.outage === 'error') {
           return stripeError(500, { type: 'api_error', message: 'An unknown error occurred' });
@@ -663,4 +929,14 @@ function forwardHeaders(headers: http.IncomingHttpHeaders): Record<string, strin
     if (typeof value === 'string') out[name] = value;
   }
   return out;
+}
+
+/** The server's `billing` settings for billing through `fake`. */
+export function billingSettings(fake: FakeStripe) {
+  return {
+    stripeSecretKey: fake.secretKey,
+    stripeWebhookSecret: fake.webhookSecret,
+    stripePlan: fake.plan,
+    stripeApiBase: fake.url,
+  };
 }

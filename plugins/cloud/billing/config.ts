@@ -11,7 +11,7 @@ export const billingConfigSchema = T.Object(
       T.String({
         minLength: 1,
         description:
-          'Secret API key of the Stripe account that bills the cloud edition (sk_live_... or sk_test_...); unset, the billing calls answer 424. Never logged.',
+          'Secret API key of the Stripe account that bills the cloud edition (sk_live_... or sk_test_...); unset, every billing call answers 424 `billing_not_configured`. Never logged.',
       }),
     ),
     stripeWebhookSecret: T.Optional(
@@ -25,7 +25,7 @@ export const billingConfigSchema = T.Object(
       T.String({
         minLength: 1,
         description:
-          'The Stripe plan (a recurring price) a subscription is made of; its quantity is the number of accepted devices.',
+          'The Stripe plan (a recurring price per unit) a subscription is made of; its quantity is the number of accepted devices, and its amount is the price the console shows before Subscribe.',
       }),
     ),
     stripeApiBase: T.Optional(

@@ -63,3 +63,14 @@ export class BillingWebhookEvent extends StoreModel {
   declare type: string;
   declare received_at: Date;
 }
+
+/** A Stripe Checkout session (setup mode) a namespace opened to save a card; completed at most once. */
+export class BillingCheckoutSession extends TenantModel {
+  static override tableName = 'billing_checkout_sessions';
+  static override idColumn = 'session_id';
+
+  declare session_id: string;
+  declare tenant_id: string;
+  declare created_at: Date;
+  declare completed_at: Date | null;
+}

@@ -3,7 +3,13 @@ import Stripe from 'stripe';
 import type { BillingConfig } from './config';
 
 /** What a provider call is about, for the answers that name it ("payment method not found"). */
-export type ProviderSubject = 'customer' | 'payment method' | 'subscription' | 'invoice';
+export type ProviderSubject =
+  | 'customer'
+  | 'payment method'
+  | 'subscription'
+  | 'invoice'
+  | 'checkout session'
+  | 'price';
 
 /**
  * The payment provider (Stripe, through its official SDK). Every call goes through `call`, which turns what Stripe
@@ -26,6 +32,16 @@ export class BillingProvider {
     return Boolean(this.settings.stripeSecretKey);
   }
 
+  /**
+   * 424 `billing_not_configured` unless a secret key is configured: every billing call starts with it, so a server
+   * without Stripe answers the same way on each of them.
+   */
+  assertConfigured(): void {
+    if (!this.configured) {
+      throw new FailedDependency('billing is not set up on this server', 'billing_not_configured');
+    }
+  }
+
   /** The plan a subscription is made of; 424 when the server has none configured. */
   plan(): string {
     if (!this.settings.stripePlan) {
@@ -41,10 +57,7 @@ export class BillingProvider {
   event(rawBody: string, signature: string | undefined): Stripe.Event {
     const secret = this.settings.stripeWebhookSecret;
     if (!secret) {
-      throw new FailedDependency(
-        'billing webhooks are not configured on this server',
-        'billing_not_configured',
-      );
+      throw new FailedDependency('billing is not set up on this server', 'billing_not_configured');
     }
     if (!signature) throw new BadRequest('the Stripe-Signature header is missing');
     try {
@@ -67,9 +80,8 @@ export class BillingProvider {
 
   private stripe(): Stripe {
     if (this.client) return this.client;
-    const key = this.settings.stripeSecretKey;
-    if (!key)
-      throw new FailedDependency('billing is not configured on this server', 'billing_not_configured');
+    this.assertConfigured();
+    const key = this.settings.stripeSecretKey as string;
     const base = this.settings.stripeApiBase ? new URL(this.settings.stripeApiBase) : undefined;
     this.client = new Stripe(key, {
       ...(base

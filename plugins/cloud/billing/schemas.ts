@@ -68,3 +68,27 @@ export const mostUsedDevice = T.Object({
   last_seen: T.String({ format: 'date-time' }),
 });
 export type MostUsedDevice = Static<typeof mostUsedDevice>;
+
+/** The configured plan's price, and what a subscription would be charged now. */
+export const price = T.Object({
+  unit_amount: T.Integer({
+    description: 'Per device and interval, in the smallest unit of the currency (cents).',
+  }),
+  currency: T.String({ description: 'ISO code, lowercase (usd, brl, ...).' }),
+  interval: T.Union([T.Literal('day'), T.Literal('week'), T.Literal('month'), T.Literal('year')]),
+  interval_count: T.Integer({
+    description: 'Intervals between charges (1: every month, for a monthly price).',
+  }),
+  devices: T.Integer({ description: 'The accepted devices a subscription made now is charged for.' }),
+  amount: T.Integer({ description: '`unit_amount` times `devices`, per interval.' }),
+});
+export type PriceView = Static<typeof price>;
+
+/** A Checkout session where the owner enters a card on Stripe's page. */
+export const checkoutSession = T.Object({
+  id: T.String({ description: 'cs_...' }),
+  url: T.String({
+    format: 'uri',
+    description: "Stripe's page where the card is entered; it returns to Billing.",
+  }),
+});

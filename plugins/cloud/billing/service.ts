@@ -1,6 +1,7 @@
 import {
   BadRequest,
   type Config,
+  FailedDependency,
   HttpError,
   type Logger,
   type NamespaceBilling,
@@ -12,6 +13,7 @@ import { acceptable, Device, Namespace, User, usage } from '@gatehouse/plugin-co
 import type { Knex } from 'knex';
 import type Stripe from 'stripe';
 import {
+  BillingCheckoutSession,
   BillingCustomer,
   BillingDeviceChoice,
   BillingInvoice,
@@ -25,6 +27,7 @@ import {
   type InvoiceView,
   invoiceStatuses,
   type MostUsedDevice,
+  type PriceView,
   type SubscriptionStatus,
   type SubscriptionView,
   subscriptionStatuses,
@@ -35,6 +38,9 @@ import {
  * retrying the renewal payment, and devices are not cut off while it does; `unpaid` (retries exhausted) is not.
  */
 const SERVING = new Set(['active', 'trialing', 'past_due']);
+
+/** The intervals of a recurring price. */
+const INTERVALS = ['day', 'week', 'month', 'year'] as const;
 
 /**
  * Billing of the cloud edition: a namespace's customer and cards at the payment provider, its
@@ -110,12 +116,160 @@ export class BillingService {
     const attached = await this.provider.call('payment method', (stripe) =>
       stripe.paymentMethods.attach(paymentMethod, { customer: customerId }),
     );
+    await this.defaultIfFirst(customerId, attached.id);
+    return this.customerView(customerId);
+  }
+
+  /** The first card is the one subscriptions charge. */
+  private async defaultIfFirst(customerId: string, paymentMethod: string): Promise<void> {
     const customer = await this.provider.call('customer', (stripe) => stripe.customers.retrieve(customerId));
     if (!('deleted' in customer && customer.deleted) && !defaultMethod(customer as Stripe.Customer)) {
-      // The first card is the one subscriptions charge.
-      await this.setDefaultAt(customerId, attached.id);
+      await this.setDefaultAt(customerId, paymentMethod);
+    }
+  }
+
+  /**
+   * `POST /api/billing/checkout`: a Stripe Checkout session in setup mode, where the owner enters a card on Stripe's
+   * own page. Its return addresses are this server's Billing page (never one from the request), the success one
+   * carrying the session id for `completeCheckout`.
+   */
+  async startCheckout(tenantId: string): Promise<{ id: string; url: string }> {
+    // Checkout's dynamic payment methods offer those of the currency a subscription is charged in.
+    const { currency } = await this.planPrice();
+    const customerId = (await this.customerId(tenantId)) ?? (await this.createCustomer(tenantId)).id;
+    const billing = `${this.config.publicUrl.replace(/\/+$/, '')}/billing`;
+    const session = await this.provider.call('checkout session', (stripe) =>
+      stripe.checkout.sessions.create({
+        mode: 'setup',
+        customer: customerId,
+        currency,
+        client_reference_id: tenantId,
+        metadata: { tenant_id: tenantId },
+        // Stripe puts the session's id in place of the template.
+        success_url: `${billing}?checkout_session={CHECKOUT_SESSION_ID}`,
+        cancel_url: `${billing}?checkout=canceled`,
+      }),
+    );
+    if (!session.url) {
+      throw new FailedDependency(
+        'the payment provider did not answer; try again in a moment',
+        'provider_unavailable',
+      );
+    }
+    await this.store(tenantId).query(BillingCheckoutSession).insert({ session_id: session.id });
+    return { id: session.id, url: session.url };
+  }
+
+  /**
+   * `POST /api/billing/checkout/complete`: the card saved in a Checkout session of this namespace becomes one of its
+   * customer's (the first card the default). The session must be one this namespace opened (404 otherwise, so
+   * another namespace's id tells nothing), belong to its customer, be complete, and not be completed already (409).
+   */
+  async completeCheckout(tenantId: string, sessionId: string): Promise<CustomerView> {
+    const store = this.store(tenantId);
+    const row = await store.query(BillingCheckoutSession).findById(sessionId);
+    if (!row) throw new NotFound('checkout session');
+    if (row.completed_at) {
+      throw new HttpError(409, 'this card entry was already completed', {
+        code: 'checkout_already_completed',
+      });
+    }
+    const customerId = await this.customerId(tenantId);
+    if (!customerId) throw new NotFound('checkout session');
+    const session = await this.provider.call('checkout session', (stripe) =>
+      stripe.checkout.sessions.retrieve(sessionId, { expand: ['setup_intent'] }),
+    );
+    const owner = typeof session.customer === 'string' ? session.customer : session.customer?.id;
+    if (owner !== customerId || session.mode !== 'setup') throw new NotFound('checkout session');
+    const intent = session.setup_intent;
+    const paymentMethod =
+      intent && typeof intent !== 'string' && intent.status === 'succeeded'
+        ? typeof intent.payment_method === 'string'
+          ? intent.payment_method
+          : intent.payment_method?.id
+        : undefined;
+    if (session.status !== 'complete' || !paymentMethod) {
+      throw new HttpError(409, 'the card entry is not complete; enter the card again', {
+        code: 'checkout_not_complete',
+      });
+    }
+    // Only one completion of a session counts: a second one at the same moment finds it taken.
+    const claimed = await store
+      .query(BillingCheckoutSession)
+      .findById(sessionId)
+      .whereNull('completed_at')
+      .patch({ completed_at: new Date() });
+    if (!claimed)
+      throw new HttpError(409, 'this card entry was already completed', {
+        code: 'checkout_already_completed',
+      });
+    try {
+      // Checkout attaches the card to the session's customer; one it did not attach is attached here.
+      const pm = await this.provider.call('payment method', (stripe) =>
+        stripe.paymentMethods.retrieve(paymentMethod),
+      );
+      const holder = typeof pm.customer === 'string' ? pm.customer : pm.customer?.id;
+      if (!holder) {
+        await this.provider.call('payment method', (stripe) =>
+          stripe.paymentMethods.attach(paymentMethod, { customer: customerId }),
+        );
+      } else if (holder !== customerId) {
+        throw new NotFound('checkout session');
+      }
+      await this.defaultIfFirst(customerId, paymentMethod);
+    } catch (err) {
+      // The provider did not finish: the session may be completed again.
+      await store.query(BillingCheckoutSession).findById(sessionId).patch({ completed_at: null });
+      throw err;
     }
     return this.customerView(customerId);
+  }
+
+  /**
+   * `GET /api/billing/price`: the configured plan's price per device and interval, with the accepted devices a
+   * subscription would be charged for now.
+   */
+  async price(tenantId: string): Promise<PriceView> {
+    const price = await this.planPrice();
+    const devices = await this.acceptedDevices(tenantId);
+    return {
+      unit_amount: price.unit_amount,
+      currency: price.currency,
+      interval: price.interval,
+      interval_count: price.interval_count,
+      devices,
+      amount: price.unit_amount * devices,
+    };
+  }
+
+  /** The configured plan as Stripe prices it; 424 unless it is a recurring price per unit (a device). */
+  private async planPrice(): Promise<Omit<PriceView, 'devices' | 'amount'>> {
+    const plan = this.provider.plan();
+    const price = await this.provider
+      .call('price', (stripe) => stripe.prices.retrieve(plan))
+      .catch((err: unknown) => {
+        // A plan Stripe does not know is this server's configuration, not something the caller asked for.
+        if (err instanceof NotFound) {
+          throw new FailedDependency(
+            'the plan configured on this server does not exist at Stripe',
+            'billing_not_configured',
+          );
+        }
+        throw err;
+      });
+    const interval = INTERVALS.find((i) => i === price.recurring?.interval);
+    if (price.unit_amount === null || price.billing_scheme !== 'per_unit' || !price.recurring || !interval) {
+      throw new FailedDependency(
+        'the plan configured on this server is not a recurring price per device',
+        'billing_not_configured',
+      );
+    }
+    return {
+      unit_amount: price.unit_amount,
+      currency: price.currency,
+      interval,
+      interval_count: price.recurring.interval_count,
+    };
   }
 
   /** `POST /api/billing/paymentmethod/detach`. The card subscriptions charge stays while the subscription runs. */

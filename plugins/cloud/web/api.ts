@@ -3,6 +3,9 @@
 export const calls = {
   getSubscription: { method: 'GET', path: '/api/billing/subscription' },
   createSubscription: { method: 'POST', path: '/api/billing/subscription' },
+  getPrice: { method: 'GET', path: '/api/billing/price' },
+  startCheckout: { method: 'POST', path: '/api/billing/checkout' },
+  completeCheckout: { method: 'POST', path: '/api/billing/checkout/complete' },
   getCustomer: { method: 'GET', path: '/api/billing/customer' },
   createCustomer: { method: 'POST', path: '/api/billing/customer' },
   attachPaymentMethod: { method: 'POST', path: '/api/billing/paymentmethod/attach' },

@@ -12,19 +12,21 @@ import {
   Loading,
   PageHeader,
   ScrollFrame,
-  TextField,
   useAction,
   useApi,
+  useNavigate,
   useResource,
+  useSearchParam,
   useToast,
   useUser,
 } from '@gatehouse/console';
-import { type FormEvent, useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type {
   CustomerView as Customer,
   InvoiceView as Invoice,
   MostUsedDevice as MostUsed,
   PaymentMethodView as PaymentMethod,
+  PriceView as Price,
   SubscriptionView as Subscription,
 } from '../billing/schemas';
 import { calls } from './api';
@@ -64,27 +66,67 @@ export function money(cents: number, currency: string): string {
   );
 }
 
+/** "month", "3 months": a recurring price's interval. */
+function every(price: Price): string {
+  return price.interval_count === 1 ? price.interval : `${price.interval_count} ${price.interval}s`;
+}
+
+/** "3 devices", "1 device". */
+function devicesText(n: number): string {
+  return `${n} ${n === 1 ? 'device' : 'devices'}`;
+}
+
+/** The server answers 424 `billing_not_configured` on every billing call when it has no Stripe account. */
+const NOT_SET_UP = 'billing_not_configured';
+
+/** Whether a call failed because Stripe did not answer (424 `provider_unavailable`), not because of the request. */
+function providerAway(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 424 && err.code === 'provider_unavailable';
+}
+
+/** What the page says while Stripe does not answer, in place of an error. */
+function ProviderAway({ what, onRetry }: { what: string; onRetry: () => void }) {
+  return (
+    <Alert kind="warn" title="Stripe, the payment provider, is not answering">
+      <p>{`${what} cannot be shown right now. Nothing was changed; try again in a moment.`}</p>
+      <Button size="sm" onClick={onRetry}>
+        Try again
+      </Button>
+    </Alert>
+  );
+}
+
 /** The Billing page: the namespace's subscription and invoices, its cards, and the devices kept if it lapses. */
 export function BillingPage() {
   const api = useApi();
   const user = useUser();
-  const subscription = useResource(
-    () => api.call<Subscription>(calls.getSubscription, { context: 'Could not load the subscription' }),
-    [api, user.tenant],
-  );
+  const subscription = useResource(async () => {
+    try {
+      return await api.call<Subscription>(calls.getSubscription, {
+        context: 'Could not load the subscription',
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 424 && err.code === NOT_SET_UP) return null;
+      throw err;
+    }
+  }, [api, user.tenant]);
   const owner = user.role === 'owner';
   return (
     <>
       <PageHeader
         title="Billing"
-        description={`A namespace has ${FREE_DEVICES} devices for free; with a subscription it may accept more, billed per accepted device each month.`}
+        description={`A namespace has ${FREE_DEVICES} devices for free; with a subscription it may accept more, billed per accepted device.`}
       />
       {subscription.error ? (
         <Card>
           <ErrorState message={subscription.error} onRetry={subscription.reload} />
         </Card>
-      ) : !subscription.data ? (
+      ) : subscription.data === undefined ? (
         <Loading />
+      ) : subscription.data === null ? (
+        <Alert kind="info" title="Billing is not set up on this server">
+          {`This server has no payment provider configured, so cards cannot be added and subscriptions cannot be made. Each namespace can accept up to ${FREE_DEVICES} devices. The server's administrator sets up billing with a Stripe account.`}
+        </Alert>
       ) : (
         <div className="stack">
           {owner ? null : (
@@ -112,28 +154,46 @@ function SubscriptionCard({
   onChange: () => void;
 }) {
   const api = useApi();
+  const user = useUser();
   const toast = useToast();
-  const action = useAction();
-  const subscribe = async () => {
-    const ok = await action.run(() => api.call(calls.createSubscription, { context: 'Could not subscribe' }));
-    if (ok) {
-      toast('Subscribed: this namespace can now accept more devices');
-      onChange();
+  const [confirming, setConfirming] = useState<Price | null>(null);
+  const offer = owner && !subscription.active;
+  const price = useResource(async () => {
+    if (!offer) return null;
+    try {
+      return await api.call<Price>(calls.getPrice, { context: 'Could not load the price' });
+    } catch (err) {
+      if (providerAway(err)) return 'away' as const;
+      throw err;
     }
-  };
+  }, [api, user.tenant, offer, subscription]);
+  const known = price.data && price.data !== 'away' ? price.data : null;
   return (
     <Card
       title="Subscription"
       actions={
-        owner && !subscription.active ? (
-          <Button variant="primary" onClick={subscribe} busy={action.pending}>
+        offer ? (
+          <Button variant="primary" onClick={() => setConfirming(known)} disabled={!known}>
             Subscribe
           </Button>
         ) : null
       }
     >
+      <ConfirmDialog
+        subject={confirming}
+        title={(p) => `Subscribe for ${money(p.amount, p.currency)} per ${every(p)}?`}
+        description={(p) =>
+          `${devicesText(p.devices)} accepted now, at ${money(p.unit_amount, p.currency)} per device per ${every(p)}, charged to the default card. Each device accepted later adds ${money(p.unit_amount, p.currency)} per ${every(p)}.`
+        }
+        confirmLabel="Subscribe"
+        onConfirm={() => api.call(calls.createSubscription, { context: 'Could not subscribe' })}
+        onDone={() => {
+          toast('Subscribed: this namespace can now accept more devices');
+          onChange();
+        }}
+        onClose={() => setConfirming(null)}
+      />
       <div className="card-body">
-        {action.error ? <Alert>{action.error}</Alert> : null}
         <dl className="props">
           <dt>Status</dt>
           <dd>
@@ -153,7 +213,30 @@ function SubscriptionCard({
               ? 'No limit: each accepted device is billed.'
               : `Up to ${FREE_DEVICES} accepted devices. Subscribe to accept more.`}
           </dd>
+          {offer && price.data !== 'away' ? (
+            <>
+              <dt>Price</dt>
+              <dd>
+                {price.error ? (
+                  <ErrorState message={price.error} onRetry={price.reload} />
+                ) : !known ? (
+                  'Loading the price…'
+                ) : (
+                  `${money(known.unit_amount, known.currency)} per device per ${every(known)}`
+                )}
+              </dd>
+              {known ? (
+                <>
+                  <dt>Charged now</dt>
+                  <dd>
+                    {`${money(known.amount, known.currency)} per ${every(known)} for ${devicesText(known.devices)} accepted`}
+                  </dd>
+                </>
+              ) : null}
+            </>
+          ) : null}
         </dl>
+        {offer && price.data === 'away' ? <ProviderAway what="The price" onRetry={price.reload} /> : null}
       </div>
     </Card>
   );
@@ -164,12 +247,16 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
   const user = useUser();
   const toast = useToast();
   const action = useAction();
-  const [method, setMethod] = useState('');
+  const navigate = useNavigate();
+  const returned = useSearchParam('checkout_session');
+  const canceled = useSearchParam('checkout') === 'canceled';
+  const completing = useRef<string | null>(null);
   const [removing, setRemoving] = useState<PaymentMethod | null>(null);
   const customer = useResource(async () => {
     try {
       return await api.call<Customer>(calls.getCustomer, { context: 'Could not load the cards' });
     } catch (err) {
+      if (providerAway(err)) return 'away' as const;
       // No customer yet: the first card makes one.
       if (err instanceof ApiError && err.status === 404) return null;
       throw err;
@@ -185,12 +272,34 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
     }
     return ok;
   };
-  const attach = async (e: FormEvent) => {
-    e.preventDefault();
-    if (await run('attachPaymentMethod', method.trim(), 'Could not add the card', 'Card added'))
-      setMethod('');
-  };
-  const cards = customer.data?.payment_methods ?? [];
+  // Back from Stripe's card page: the card saved there is added once, and the address loses the session id.
+  useEffect(() => {
+    if (!returned || completing.current === returned) return;
+    completing.current = returned;
+    void action
+      .run(() =>
+        api.call(calls.completeCheckout, {
+          body: { session_id: returned },
+          context: 'Could not add the card',
+        }),
+      )
+      .then((ok) => {
+        navigate('/billing', { replace: true });
+        if (ok) {
+          toast('Card added');
+          customer.reload();
+          onChange();
+        }
+      });
+  }, [returned, action, api, navigate, toast, customer.reload, onChange]);
+  const enterCard = () =>
+    action.run(async () => {
+      const session = await api.call<{ url: string }>(calls.startCheckout, {
+        context: 'Could not open the card entry',
+      });
+      window.location.assign(session.url);
+    });
+  const cards = customer.data && customer.data !== 'away' ? customer.data.payment_methods : [];
 
   const describe = (c: PaymentMethod) => `${c.brand} card ending ${c.number.slice(-4)}`;
   return (
@@ -214,6 +323,10 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
         <ErrorState message={customer.error} onRetry={customer.reload} />
       ) : customer.data === undefined ? (
         <Loading />
+      ) : customer.data === 'away' ? (
+        <div className="card-body">
+          <ProviderAway what="The cards" onRetry={customer.reload} />
+        </div>
       ) : (
         <div className="card-body stack">
           {action.error ? <Alert>{action.error}</Alert> : null}
@@ -276,27 +389,19 @@ function Cards({ subscription, onChange }: { subscription: Subscription; onChang
               </table>
             </ScrollFrame>
           )}
-          <form className="row" style={{ alignItems: 'flex-end', gap: 8 }} onSubmit={attach}>
-            <TextField
-              label="Add a card"
-              name="payment-method"
-              value={method}
-              onChange={(e) => setMethod(e.target.value)}
-              placeholder="pm_..."
-              list="stripe-test-cards"
-              hint="The id of a card saved with Stripe (a payment method, pm_...). With a Stripe test key, Stripe's test cards work: pm_card_visa, pm_card_mastercard."
-              required
-              autoComplete="off"
-            />
-            <datalist id="stripe-test-cards">
-              <option value="pm_card_visa" />
-              <option value="pm_card_mastercard" />
-              <option value="pm_card_amex" />
-            </datalist>
-            <Button type="submit" variant="primary" busy={action.pending} disabled={!method.trim()}>
-              Add card
+          {canceled && !action.error ? (
+            <Alert kind="info" title="No card added">
+              The card entry was canceled.
+            </Alert>
+          ) : null}
+          <div className="row" style={{ alignItems: 'center', gap: 8, flexWrap: 'wrap' }}>
+            <Button variant="primary" onClick={enterCard} busy={action.pending}>
+              Add a card
             </Button>
-          </form>
+            <span className="muted">
+              The card is entered on Stripe's secure page, then you come back here.
+            </span>
+          </div>
         </div>
       )}
     </Card>

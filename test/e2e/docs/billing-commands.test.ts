@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { agentAuthRequest } from '../../support/device-keys';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { type FakeStripe, startFakeStripe } from '../../support/stripe';
+import { billingSettings, type FakeStripe, startFakeStripe } from '../../support/stripe';
 import { docsDir } from './docs-site';
 
 const run = promisify(execFile);
@@ -37,12 +37,7 @@ describe('docs: the commands of the billing page', function () {
       edition: 'cloud',
       ssh: false,
       overrides: {
-        billing: {
-          stripeSecretKey: stripe.secretKey,
-          stripeWebhookSecret: stripe.webhookSecret,
-          stripePlan: stripe.plan,
-          stripeApiBase: stripe.url,
-        },
+        billing: billingSettings(stripe),
       },
     });
     me = await server.setup();
@@ -71,6 +66,8 @@ describe('docs: the commands of the billing page', function () {
     expect(blocks).to.have.length(4);
     for (const path of [
       'subscription',
+      'price',
+      'checkout',
       'paymentmethod/attach',
       'customer',
       'evaluate',
@@ -91,6 +88,8 @@ describe('docs: the commands of the billing page', function () {
       outputs.push(stdout);
     }
     expect(outputs[0]).to.contain('"status":"inactive"');
+    expect(outputs[0]).to.contain('"unit_amount":500,"currency":"usd","interval":"month"');
+    expect(outputs[1]).to.match(/"url":"http:\/\/127\.0\.0\.1:\d+\/c\/pay\/cs_test_/);
     expect(outputs[1]).to.contain('"number":"**** **** **** 4242"');
     expect(outputs[2]).to.contain('"status":"active"');
     expect(outputs[2]).to.contain('"can_accept":true');

@@ -8,7 +8,7 @@ import Stripe from 'stripe';
 import { agentAuthRequest } from '../../support/device-keys';
 import { clientOptions, keyOptions } from '../../support/openssh';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
-import { type FakeStripe, startFakeStripe } from '../../support/stripe';
+import { billingSettings, type FakeStripe, startFakeStripe } from '../../support/stripe';
 
 /**
  * Billing of the cloud edition through its API, against the official Stripe SDK talking to a local
@@ -98,12 +98,7 @@ describe('billing (cloud): the API against a local Stripe', function () {
           maxNamespaces: -1,
         },
         tunnels: { domain: TUNNELS },
-        billing: {
-          stripeSecretKey: stripe.secretKey,
-          stripeWebhookSecret: stripe.webhookSecret,
-          stripePlan: stripe.plan,
-          stripeApiBase: stripe.url,
-        },
+        billing: billingSettings(stripe),
       },
     });
     stripe.webhookUrl = `${server.url}/api/billing/webhook`;

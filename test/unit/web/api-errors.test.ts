@@ -21,6 +21,10 @@ describe('console: the words of an API error', () => {
     expect(billing.message).to.equal(
       'Could not subscribe: the payment provider did not answer; try again in a moment.',
     );
+    // The body's code is kept, so a screen tells billing not set up from billing away.
+    expect(billing.code).to.equal('provider_unavailable');
+    expect(engine.code).to.equal(undefined);
+    expect(new ApiError(400, new Headers(), ['code'], '').code).to.equal(undefined);
     expect(new ApiError(424, new Headers(), {}, '').message).to.equal(
       'A service Gatehouse depends on did not answer. Try again in a moment.',
     );

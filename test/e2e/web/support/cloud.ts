@@ -132,20 +132,49 @@ export async function meetDeviceLimit(page: Page, url: string, name: string): Pr
   await page.getByText('No subscription').waitFor();
 }
 
-/** On the Billing screen without a card: adds Stripe's test Visa card. */
-export async function addCard(page: Page): Promise<void> {
-  await page.getByRole('heading', { name: 'No card yet' }).waitFor();
-  await page.getByLabel('Add a card').fill('pm_card_visa');
-  await page.getByRole('button', { name: 'Add card' }).click();
-  await page.getByText('Card added').waitFor();
+/** Stripe's test cards as entered on the hosted page, with the last four digits the console then shows. */
+export const testCards = {
+  visa: { number: '4242 4242 4242 4242', last4: '4242' },
+  mastercard: { number: '5555 5555 5555 4444', last4: '4444' },
+};
+
+/**
+ * On the Billing screen: enters a test card on Stripe's hosted page (the local Stripe's) and comes back with it
+ * added. `onHostedPage` runs when the card form is shown (e.g. an accessibility check).
+ */
+export async function addCard(
+  page: Page,
+  card: { number: string; last4: string } = testCards.visa,
+  onHostedPage?: () => Promise<void>,
+): Promise<void> {
   const cards = page.getByRole('table', { name: 'Cards' });
-  await cards.getByText('**** **** **** 4242').waitFor();
-  await cards.getByText('Default').waitFor();
+  const had = await cards.getByText(`**** **** **** ${card.last4}`).count();
+  await page.getByRole('button', { name: 'Add a card' }).click();
+  await page.getByRole('heading', { name: 'Save a card' }).waitFor();
+  expect(new URL(page.url()).pathname).to.match(/^\/c\/pay\/cs_test_/);
+  await onHostedPage?.();
+  await page.getByLabel('Card number').fill(card.number);
+  await page.getByLabel('Expiry (MM / YY)').fill('12 / 34');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByLabel('Name on card').fill('Ada Lovelace');
+  await page.getByRole('button', { name: 'Save card' }).click();
+  await page.getByText('Card added').waitFor();
+  // The address no longer carries the session, so a reload does not complete it again.
+  expect(new URL(page.url()).search).to.equal('');
+  await cards.getByText(`**** **** **** ${card.last4}`).nth(had).waitFor();
 }
 
-/** On the Billing screen with a card: subscribes and waits for the first invoice, paid, of `amount`. */
-export async function subscribe(page: Page, amount: string): Promise<void> {
+/**
+ * On the Billing screen with a card: reads the price shown, subscribes after confirming the amount, and waits for
+ * the first invoice, paid, of `amount`. `onConfirm` runs while the confirmation is open.
+ */
+export async function subscribe(page: Page, amount: string, onConfirm?: () => Promise<void>): Promise<void> {
+  await page.getByText(`${amount} per month for`).waitFor();
   await page.getByRole('button', { name: 'Subscribe' }).click();
+  const dialog = page.getByRole('dialog', { name: `Subscribe for ${amount} per month?` });
+  await dialog.waitFor();
+  await onConfirm?.();
+  await dialog.getByRole('button', { name: 'Subscribe' }).click();
   await page.getByText('Subscribed: this namespace can now accept more devices').waitFor();
   await page.getByText('Active', { exact: true }).waitFor();
   const invoices = page.getByRole('table', { name: 'Invoices' });

@@ -7,6 +7,8 @@ export class ApiError extends Error {
   readonly fields: string[];
   readonly headers: Headers;
   readonly serverMessage: string | undefined;
+  /** The machine-readable `code` of the error body, when the server gives one (billing answers do). */
+  readonly code: string | undefined;
 
   constructor(status: number, headers: Headers, body: unknown, context: string) {
     const fields = fieldsOf(body);
@@ -17,6 +19,7 @@ export class ApiError extends Error {
     this.fields = fields;
     this.headers = headers;
     this.serverMessage = serverMessage;
+    this.code = codeOf(body);
   }
 }
 
@@ -35,6 +38,14 @@ function fieldsOf(body: unknown): string[] {
     if (fields && typeof fields === 'object') return Object.keys(fields);
   }
   return [];
+}
+
+function codeOf(body: unknown): string | undefined {
+  if (body && typeof body === 'object' && !Array.isArray(body) && 'code' in body) {
+    const code = (body as { code?: unknown }).code;
+    if (typeof code === 'string' && code.length > 0) return code;
+  }
+  return undefined;
 }
 
 function messageOf(body: unknown): string | undefined {
