@@ -38,6 +38,8 @@ const tools = [
   // The SAML tests make their IdP's certificate, and run the SAML docs' commands (openssl, jq).
   { path: '/usr/bin/openssl', pkg: 'openssl' },
   { path: '/usr/bin/jq', pkg: 'jq' },
+  // A session's recording, downloaded as asciicast v2, is played by asciinema's own player.
+  { path: '/usr/bin/asciinema', pkg: 'asciinema' },
 ];
 
 const missing = [...new Set(tools.filter((t) => !existsSync(t.path)).map((t) => t.pkg))];

@@ -1,4 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { Terminal } from '../../support/terminal';
 import { GatewayWorld } from './gateway-world';
@@ -103,6 +106,21 @@ describe('ssh through the gateway: an interactive terminal, its announcement and
         .join(''),
     ).to.equal(played);
     expect(events.some((e) => e[1] === 'r' && e[2] === '120x40')).to.equal(true);
+
+    // The download plays in asciinema's own player, which prints the recorded output (resizes included in the file).
+    const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-cast-'));
+    try {
+      const file = path.join(dir, 'session.cast');
+      writeFileSync(file, String(cast.body));
+      const play = spawnSync('asciinema', ['play', '--speed', '100', '--idle-time-limit', '0.01', file], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 30_000,
+      });
+      expect(play.status, play.stderr.toString()).to.equal(0);
+      expect(play.stdout.toString()).to.equal(played);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
 
     const removed = await world.api('DELETE', `/api/sessions/${session.uid}/records/0`);
     expect(removed.status).to.equal(200);
