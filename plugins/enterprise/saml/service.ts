@@ -39,6 +39,11 @@ import { SamlStartLimit } from './start-limit';
 const REQUEST_SECONDS = 10 * 60;
 /** Seconds the console has to exchange its one-time code for a token. */
 const CODE_SECONDS = 60;
+/**
+ * Seconds an unsolicited (IdP-initiated) assertion stays acceptable after the IdP issued it: the person clicked an
+ * app tile and their browser posts the answer at once, so an older one is a copy.
+ */
+const UNSOLICITED_SECONDS = 5 * 60;
 /** Clock difference tolerated between the IdP and this server when checking an assertion's time window. */
 const CLOCK_SKEW_MS = 60_000;
 /** Largest metadata document read from an address. */
@@ -196,7 +201,11 @@ export class SamlService {
         // The assertion (who the person is) must carry a valid signature; a signed response is checked too.
         wantAssertionsSigned: true,
         wantAuthnResponseSigned: false,
-        validateInResponseTo: ValidateInResponseTo.always,
+        // Every answer must answer a request started here, unless the administrator accepts IdP-initiated sign-ins:
+        // then an answer without InResponseTo is checked in `verified` (age, single use) and one with it still is.
+        validateInResponseTo: settings.idpInitiated
+          ? ValidateInResponseTo.ifPresent
+          : ValidateInResponseTo.always,
         requestIdExpirationPeriodMs: REQUEST_SECONDS * 1000,
         cacheProvider: new RequestIds(this.cache),
         acceptedClockSkewMs: CLOCK_SKEW_MS,
@@ -228,10 +237,11 @@ export class SamlService {
    * `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). The
    * request's id is kept until its answer comes back, so `source` must have room for one more (SamlStartLimit).
    */
-  async authUrl(source: string): Promise<string> {
+  async authUrl(source: string, returnTo?: string): Promise<string> {
     const active = this.require();
     await this.starts.take(source);
-    const outcome = await active.passport.run({ query: {} });
+    // The console page to come back to travels in RelayState; the assertion consumer checks it again (consolePath).
+    const outcome = await active.passport.run({ query: returnTo ? { RelayState: returnTo } : {} });
     if (outcome.kind !== 'redirect') throw new Error('the SAML strategy gave no sign-in address');
     return outcome.url;
   }
@@ -307,16 +317,36 @@ export class SamlService {
     }
     const id = body?.$?.ID;
     const inResponseTo = typeof profile.inResponseTo === 'string' ? profile.inResponseTo : '';
-    if (!id || !inResponseTo) throw new AssertionRefused('replay', 'the assertion has no ID');
+    if (!id) throw new AssertionRefused('replay', 'the assertion has no ID');
+    // node-saml lets an answer without InResponseTo through only when IdP-initiated sign-in is on (strategyFor).
+    if (!inResponseTo && !settings.idpInitiated) {
+      throw new AssertionRefused('unsolicited', 'the answer does not answer a request started here');
+    }
     const notOnOrAfter = Date.parse(body?.Conditions?.[0]?.$?.NotOnOrAfter ?? '');
+    if (!inResponseTo) {
+      // Unsolicited: only its ID, remembered in the shared store, keeps a copy from signing in again, so it must be
+      // fresh and must say until when it holds.
+      const issued = Date.parse(body?.$?.IssueInstant ?? '');
+      const age = Date.now() - issued;
+      if (!Number.isFinite(issued) || !Number.isFinite(notOnOrAfter)) {
+        throw new AssertionRefused(
+          'expired',
+          'the unsolicited assertion has no issue instant or no NotOnOrAfter',
+        );
+      }
+      if (age > UNSOLICITED_SECONDS * 1000 + CLOCK_SKEW_MS || age < -CLOCK_SKEW_MS) {
+        throw new AssertionRefused(
+          'expired',
+          `the unsolicited assertion was issued ${Math.round(age / 1000)} s ago`,
+        );
+      }
+    }
     const keep = Number.isFinite(notOnOrAfter)
       ? Math.max(60, Math.ceil((notOnOrAfter + CLOCK_SKEW_MS - Date.now()) / 1000))
       : REQUEST_SECONDS;
-    const firstAnswer = await this.cache.setIfAbsent(
-      `saml:answered:${digest(inResponseTo)}`,
-      '1',
-      REQUEST_SECONDS,
-    );
+    const firstAnswer =
+      !inResponseTo ||
+      (await this.cache.setIfAbsent(`saml:answered:${digest(inResponseTo)}`, '1', REQUEST_SECONDS));
     const firstUse = await this.cache.setIfAbsent(`saml:assertion:${digest(id)}`, '1', keep);
     if (!firstAnswer || !firstUse) throw new AssertionRefused('replay', 'the assertion was already used');
     return this.accounts.accountFor(
@@ -362,6 +392,7 @@ export class SamlService {
       sp_certificate: s.spCertificate ?? '',
       sp_private_key_set: Boolean(s.spPrivateKey),
       local_login: s.localLogin,
+      idp_initiated: s.idpInitiated,
       attributes: {
         email: s.attributes.email ?? '',
         name: s.attributes.name ?? '',
@@ -404,6 +435,7 @@ export class SamlService {
         input.sp_private_key === undefined ? current.spPrivateKey : input.sp_private_key || undefined,
       spCertificate: input.sp_certificate || undefined,
       localLogin: input.local_login ?? true,
+      idpInitiated: input.idp_initiated ?? false,
       attributes: Object.fromEntries(
         Object.entries(input.attributes ?? {}).filter(([, v]) => typeof v === 'string' && v.trim()),
       ),
@@ -446,7 +478,7 @@ class RequestIds implements CacheProvider {
 
 interface AssertionXml {
   Assertion?: {
-    $?: { ID?: string };
+    $?: { ID?: string; IssueInstant?: string };
     Subject?: { SubjectConfirmation?: { SubjectConfirmationData?: { $?: { Recipient?: string } }[] }[] }[];
     Conditions?: { $?: { NotOnOrAfter?: string } }[];
   };
@@ -495,6 +527,7 @@ function reasonOf(err: unknown): string {
   // node-saml picks the subject confirmation whose time window holds now: none found means none is current.
   if (/expired|not yet valid|NotOnOrAfter|NotBefore|no valid subject confirmation/i.test(message))
     return 'expired';
+  if (/InResponseTo is missing/i.test(message)) return 'unsolicited';
   if (/InResponseTo/i.test(message)) return 'request';
   if (/SAML provider returned/i.test(message)) return 'idp';
   return 'invalid';
