@@ -57,6 +57,8 @@ export interface Answer {
   destination?: string;
   /** Issuer other than the IdP's entity ID. */
   issuer?: string;
+  /** IssueInstant of the response and the assertion other than now. */
+  issuedAt?: Date;
 }
 
 /**
@@ -123,8 +125,26 @@ export class TestIdp {
     const parsed = await this.idp.parseLoginRequest(sp, 'redirect', { query, octetString: octets(authUrl) });
     const requestId = String(parsed.extract.request?.id ?? '');
     this.requests.push({ id: requestId, signed: Boolean(query.Signature) });
+    return this.respond(sp, spMetadata, who, parsed.extract);
+  }
+
+  /**
+   * A signed SAMLResponse that answers no request (no InResponseTo), as an IdP sends when the person starts at its
+   * app tile (IdP-initiated sign-in).
+   */
+  async unsolicited(spMetadata: string, who: Answer): Promise<string> {
+    return this.respond(samlify.ServiceProvider({ metadata: spMetadata }), spMetadata, who, undefined);
+  }
+
+  private async respond(
+    sp: samlify.ServiceProviderInstance,
+    spMetadata: string,
+    who: Answer,
+    extract: { request?: { id?: string } } | undefined,
+  ): Promise<string> {
+    const requestId = String(extract?.request?.id ?? '');
     const acs = acsOf(spMetadata);
-    const now = new Date();
+    const now = who.issuedAt ?? new Date();
     const later = who.notOnOrAfter ?? new Date(now.getTime() + 5 * 60_000);
     const values: Record<string, string> = {
       ID: `_${randomBytes(16).toString('hex')}`,
@@ -150,12 +170,16 @@ export class TestIdp {
     };
     const response = await this.idp.createLoginResponse(
       sp,
-      { extract: parsed.extract } as never,
+      (extract ? { extract } : {}) as never,
       'post',
       { email: who.email },
       (template) => ({
         id: values.ID as string,
-        context: fill(template, values),
+        // Unsolicited: the response and its subject confirmation answer nothing, so they carry no InResponseTo.
+        context: fill(
+          requestId ? template : template.replaceAll(' InResponseTo="{InResponseTo}"', ''),
+          values,
+        ),
       }),
     );
     return response.context;

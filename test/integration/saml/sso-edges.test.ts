@@ -1,0 +1,249 @@
+import { expect } from 'chai';
+import { freePort } from '../../support/process-server';
+import { TestIdp } from '../../support/saml-idp';
+import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
+
+const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
+
+/** Posts an answer to the assertion consumer (with RelayState when given); answers where it sent the browser. */
+async function post(url: string, samlResponse: string, relayState?: string): Promise<string> {
+  const form: Record<string, string> = { SAMLResponse: samlResponse };
+  if (relayState !== undefined) form.RelayState = relayState;
+  const res = await fetch(`${url}/api/user/saml/acs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+    redirect: 'manual',
+  });
+  expect(res.status).to.equal(303);
+  return res.headers.get('location') ?? '';
+}
+
+function codeOf(location: string): string {
+  const code = /#sso=([A-Za-z0-9_-]+)$/.exec(location)?.[1];
+  expect(code, `signed in: ${location}`).to.be.a('string');
+  return code as string;
+}
+
+describe('SAML: return path, SSO accounts, IdP-initiated sign-in', function () {
+  this.timeout(120_000);
+  let server: TestServer;
+  let admin: LoginAnswer;
+  let idp: TestIdp;
+  let publicUrl: string;
+  let metadata: string;
+
+  before(async () => {
+    idp = new TestIdp();
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    server = await startServer({
+      edition: 'enterprise',
+      ssh: false,
+      overrides: { http: { port, host: '127.0.0.1' }, publicUrl },
+    });
+    admin = await server.setup();
+    await configure({ enabled: true, idp_metadata_xml: idp.metadata() });
+    metadata = await (await fetch(`${server.url}/api/user/saml/metadata`)).text();
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  async function configure(body: Record<string, unknown>) {
+    const res = await server.api('PUT', '/api/admin/saml', { token: admin.token, body });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body;
+  }
+
+  async function start(returnTo?: string) {
+    const query = returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`;
+    return server.api('GET', `/api/user/saml/auth${query}`);
+  }
+
+  async function exchange(location: string) {
+    const res = await server.api('POST', '/api/user/saml/token', { body: { code: codeOf(location) } });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body;
+  }
+
+  describe('the page a person was going to', () => {
+    it('comes back after the sign-in: it travels in RelayState and the consumer lands there with the code', async () => {
+      const started = await start('/devices/abc?tab=info');
+      expect(started.status, JSON.stringify(started.body)).to.equal(200);
+      const url = new URL(started.body.url as string);
+      expect(url.searchParams.get('RelayState')).to.equal('/devices/abc?tab=info');
+      const answer = await idp.answer(url.toString(), metadata, { email: 'back@example.com' });
+      const location = await post(server.url, answer, '/devices/abc?tab=info');
+      expect(location).to.match(/^\/devices\/abc\?tab=info#sso=[A-Za-z0-9_-]+$/);
+      expect((await exchange(location)).email).to.equal('back@example.com');
+    });
+
+    it('without one, starts with no RelayState and lands on Home', async () => {
+      const started = await start();
+      expect(started.status).to.equal(200);
+      const url = new URL(started.body.url as string);
+      expect(url.searchParams.has('RelayState')).to.equal(false);
+      const location = await post(
+        server.url,
+        await idp.answer(url.toString(), metadata, { email: 'home@example.com' }),
+      );
+      expect(location).to.match(/^\/#sso=/);
+    });
+
+    const hostile = [
+      '//evil.example/devices',
+      '/\\evil.example',
+      '\\\\evil.example',
+      'https://evil.example/',
+      'javascript:alert(1)',
+      'devices/abc',
+      '/devices//evil.example',
+      '/\t/evil.example',
+      '/devices\n/x',
+      '/devices#sso=forged',
+      '/api/user/saml/token',
+      '',
+      `/${'a'.repeat(600)}`,
+    ];
+
+    it('refuses a start whose return path is not a page of this console (400, never an open redirect)', async () => {
+      for (const value of hostile) {
+        const res = await start(value);
+        expect(res.status, JSON.stringify(value)).to.equal(400);
+        expect(JSON.stringify(res.body), JSON.stringify(value)).to.include('return_to');
+      }
+    });
+
+    it('lands on Home when the RelayState coming back is not a console path (it is not signed)', async () => {
+      for (const value of hostile) {
+        const url = (await start()).body.url as string;
+        const answer = await idp.answer(url, metadata, { email: 'relay@example.com' });
+        const location = await post(server.url, answer, value);
+        expect(location, JSON.stringify(value)).to.match(/^\/#sso=[A-Za-z0-9_-]+$/);
+      }
+      // A refusal goes to the page too, and to Home when the page is hostile.
+      const url = (await start()).body.url as string;
+      const late = await idp.answer(url, metadata, {
+        email: 'relay@example.com',
+        notOnOrAfter: new Date(Date.now() - 10 * 60_000),
+      });
+      expect(await post(server.url, late, '//evil.example')).to.equal('/#sso-error=expired');
+    });
+  });
+
+  describe('accounts made by single sign-on', () => {
+    it('have origin saml, and the server refuses to change a password they do not have (403)', async () => {
+      const url = (await start()).body.url as string;
+      const auth = await exchange(
+        await post(server.url, await idp.answer(url, metadata, { email: 'made@example.com' })),
+      );
+      expect(auth.origin).to.equal('saml');
+      const me = await server.api('GET', '/api/auth/user', { token: auth.token });
+      expect(me.body.origin).to.equal('saml');
+      const change = await server.api('PATCH', '/api/users', {
+        token: auth.token,
+        body: { password: 'new-pass-1', current_password: 'anything' },
+      });
+      expect(change.status).to.equal(403);
+      expect(change.body.message).to.match(/identity provider/);
+      const old = await server.api('PATCH', `/api/users/${auth.id}/password`, {
+        token: auth.token,
+        body: { current_password: 'anything', new_password: 'new-pass-1' },
+      });
+      expect(old.status).to.equal(403);
+      // Their profile is theirs to change still.
+      const name = await server.api('PATCH', '/api/users', {
+        token: auth.token,
+        body: { name: 'Made Here' },
+      });
+      expect(name.status).to.equal(200);
+      expect(name.body).to.include({ name: 'Made Here', origin: 'saml' });
+    });
+
+    it('a local account that signs in through SAML stays local, with its password', async () => {
+      const url = (await start()).body.url as string;
+      const auth = await exchange(
+        await post(server.url, await idp.answer(url, metadata, { email: 'ada@example.com' })),
+      );
+      expect(auth).to.include({ id: admin.id, origin: 'local' });
+      expect((await server.login('ada', 'correct-horse')).origin).to.equal('local');
+    });
+  });
+
+  describe('IdP-initiated sign-in', () => {
+    it('is off by default: an unsolicited answer is refused with sso-error=unsolicited', async () => {
+      const view = await server.api('GET', '/api/admin/saml', { token: admin.token });
+      expect(view.body.idp_initiated).to.equal(false);
+      const answer = await idp.unsolicited(metadata, { email: 'tile@example.com' });
+      expect(await post(server.url, answer)).to.equal('/#sso-error=unsolicited');
+    });
+
+    describe('turned on by an administrator', () => {
+      before(async () => {
+        const view = await configure({
+          enabled: true,
+          idp_metadata_xml: idp.metadata(),
+          idp_initiated: true,
+        });
+        expect(view.idp_initiated).to.equal(true);
+      });
+      after(() => configure({ enabled: true, idp_metadata_xml: idp.metadata() }));
+
+      it('accepts an unsolicited answer once, at the page its RelayState names; a replay is refused', async () => {
+        const answer = await idp.unsolicited(metadata, { email: 'tile@example.com' });
+        const location = await post(server.url, answer, '/devices');
+        expect(location).to.match(/^\/devices#sso=/);
+        expect((await exchange(location)).email).to.equal('tile@example.com');
+        expect(await post(server.url, answer)).to.equal('/#sso-error=replay');
+      });
+
+      it('still checks a solicited answer against its request', async () => {
+        const url = (await start()).body.url as string;
+        const answer = await idp.answer(url, metadata, { email: 'tile@example.com' });
+        expect(await post(server.url, answer)).to.match(/^\/#sso=/);
+        // Its request was used up: the copy answers nothing waited for, as with the setting off.
+        expect(await post(server.url, answer)).to.equal('/#sso-error=request');
+      });
+
+      it('refuses an unsolicited answer issued more than 5 minutes ago, even one still within NotOnOrAfter', async () => {
+        const answer = await idp.unsolicited(metadata, {
+          email: 'tile@example.com',
+          issuedAt: new Date(Date.now() - 10 * 60_000),
+          notBefore: new Date(Date.now() - 11 * 60_000),
+          notOnOrAfter: new Date(Date.now() + 5 * 60_000),
+        });
+        expect(await post(server.url, answer)).to.equal('/#sso-error=expired');
+      });
+
+      it('refuses an unsolicited answer whose signature does not hold', async () => {
+        const other = new TestIdp({ entityId: idp.entityId });
+        const answer = await other.unsolicited(metadata, { email: 'tile@example.com' });
+        expect(await post(server.url, answer)).to.equal('/#sso-error=signature');
+      });
+
+      describe('with a second instance (pending without TEST_DATABASE_URL and TEST_REDIS_URL)', () => {
+        let second: TestServer;
+        before(async function () {
+          if (!shared) this.skip();
+          second = await startServer({
+            edition: 'enterprise',
+            ssh: false,
+            sharing: server,
+            overrides: { publicUrl },
+          });
+        });
+        after(async () => second?.stop());
+
+        it('refuses on the other instance an answer already used on this one', async () => {
+          const answer = await idp.unsolicited(metadata, { email: 'tile@example.com' });
+          expect(await post(server.url, answer)).to.match(/^\/#sso=/);
+          expect(await post(second.url, answer)).to.equal('/#sso-error=replay');
+          const fresh = await idp.unsolicited(metadata, { email: 'tile@example.com' });
+          expect(await post(second.url, fresh)).to.match(/^\/#sso=/);
+          expect(await post(server.url, fresh)).to.equal('/#sso-error=replay');
+        });
+      });
+    });
+  });
+});
