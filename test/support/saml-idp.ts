@@ -187,18 +187,25 @@ export class TestIdp {
 
   /**
    * Serves the IdP's sign-in page on loopback: it answers the request in its query for `person` and posts the answer
-   * to the SP's assertion consumer with an auto-submitted form, as IdPs do after their own sign-in.
+   * (with the request's RelayState) to the SP's assertion consumer with an auto-submitted form, as IdPs do after
+   * their own sign-in. `/tile?RelayState=...` is an app tile: an unsolicited answer (IdP-initiated sign-in).
    */
   async listen(spMetadata: () => Promise<string>): Promise<void> {
     this.server = createServer((req, res) => {
-      const url = `http://127.0.0.1${req.url ?? '/'}`;
+      const url = new URL(`http://127.0.0.1${req.url ?? '/'}`);
       (async () => {
         const metadata = await spMetadata();
         const acs = acsOf(metadata);
-        const answer = await this.answer(url, metadata, this.person);
+        const answer =
+          url.pathname === '/tile'
+            ? await this.unsolicited(metadata, this.person)
+            : await this.answer(url.toString(), metadata, this.person);
+        const relay = url.searchParams.get('RelayState');
+        const relayInput =
+          relay === null ? '' : `<input type="hidden" name="RelayState" value="${escapeXml(relay)}">`;
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(
-          `<!doctype html><title>Test IdP</title><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${answer}"><button>Continue to Gatehouse</button></form><script>document.forms[0].submit()</script>`,
+          `<!doctype html><title>Test IdP</title><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${answer}">${relayInput}<button>Continue to Gatehouse</button></form><script>document.forms[0].submit()</script>`,
         );
       })().catch((err: unknown) => {
         res.writeHead(400, { 'content-type': 'text/plain' });
