@@ -134,7 +134,9 @@ describe('web console: SAML single sign-on', function () {
     expect(await page.getByLabel('Username or email').count()).to.equal(0);
     idp.person = { email: owner.email, name: owner.name };
     await page.getByRole('button', { name: 'Sign in with SSO' }).click();
-    await page.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    // Signed out on the settings page, the sign-in through the IdP comes back to it.
+    await page.locator('[data-saml-status]').getByText('Off (SSO only)').waitFor();
+    expect(new URL(page.url()).pathname).to.equal('/instance/sso');
     const login = await fetch(`${server.url}/api/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
