@@ -76,6 +76,8 @@ export class TestIdp {
   person: Answer = { email: 'sso.user@example.com', name: 'Sso User' };
   /** Requests the sign-in page received, parsed. */
   readonly requests: { id: string; signed: boolean }[] = [];
+  /** LogoutRequests the single logout page received from the SP, parsed. */
+  readonly logouts: { nameID: string; sessionIndex: string }[] = [];
 
   /** The XML signature algorithm of its answers (samlify's default, RSA-SHA256, when unset). */
   private readonly signatureAlgorithm: string | undefined;
@@ -106,6 +108,12 @@ export class TestIdp {
       wantAuthnRequestsSigned: wantSignedRequests,
       nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
       singleSignOnService: [{ Binding: samlify.Constants.namespace.binding.redirect, Location: this.ssoUrl }],
+      singleLogoutService: [
+        {
+          Binding: samlify.Constants.namespace.binding.redirect,
+          Location: this.ssoUrl.replace(/\/sso$/, '/slo'),
+        },
+      ],
     });
   }
 
@@ -126,6 +134,40 @@ export class TestIdp {
     const requestId = String(parsed.extract.request?.id ?? '');
     this.requests.push({ id: requestId, signed: Boolean(query.Signature) });
     return this.respond(sp, spMetadata, who, parsed.extract);
+  }
+
+  /** The SP as this IdP sees it: its single logout messages both ways are signed (HTTP-Redirect). */
+  private spOf(spMetadata: string) {
+    return samlify.ServiceProvider({
+      metadata: spMetadata,
+      wantLogoutRequestSigned: true,
+      wantLogoutResponseSigned: true,
+    });
+  }
+
+  /**
+   * Answers the SP's LogoutRequest (the browser arrives with it at the single logout page): the address of the SP's
+   * single logout service with a signed LogoutResponse.
+   */
+  async logoutResponse(url: string, spMetadata: string): Promise<string> {
+    const sp = this.spOf(spMetadata);
+    const query = Object.fromEntries(new URL(url).searchParams);
+    const parsed = await this.idp.parseLogoutRequest(sp, 'redirect', { query, octetString: octets(url) });
+    const extract = parsed.extract as { nameID?: string; sessionIndex?: string | { sessionIndex?: string } };
+    this.logouts.push({
+      nameID: String(extract.nameID ?? ''),
+      sessionIndex: String(
+        typeof extract.sessionIndex === 'object'
+          ? (extract.sessionIndex?.sessionIndex ?? '')
+          : (extract.sessionIndex ?? ''),
+      ),
+    });
+    return this.idp.createLogoutResponse(sp, parsed as never, 'redirect', query.RelayState ?? '').context;
+  }
+
+  /** A signed LogoutRequest for `email` (IdP-initiated single logout): the SP's single logout address with it. */
+  logoutRequest(spMetadata: string, email: string): string {
+    return this.idp.createLogoutRequest(this.spOf(spMetadata), 'redirect', { logoutNameID: email }).context;
   }
 
   /**
@@ -196,6 +238,11 @@ export class TestIdp {
       (async () => {
         const metadata = await spMetadata();
         const acs = acsOf(metadata);
+        if (url.pathname === '/slo') {
+          res.writeHead(302, { location: await this.logoutResponse(url.toString(), metadata) });
+          res.end();
+          return;
+        }
         const answer =
           url.pathname === '/tile'
             ? await this.unsolicited(metadata, this.person)

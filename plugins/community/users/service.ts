@@ -225,7 +225,7 @@ export class UserService {
    * refreshed into) is refused from now on, by every instance, and the web terminals opened with it close. The
    * row is kept until the last such token would have expired.
    */
-  async endSignIn(caller: UserCaller): Promise<void> {
+  async endSignIn(caller: Pick<UserCaller, 'signIn' | 'userId'>): Promise<void> {
     await EndedSignIn.bindKnex(this.db)
       .query()
       .insert({

@@ -1,4 +1,4 @@
-import { defineRoute, Invalid, TooManyRequests } from '@gatehouse/core';
+import { defineRoute, Invalid, TooManyRequests, Unauthorized } from '@gatehouse/core';
 import { userAuth } from '@gatehouse/plugin-community';
 import { Type as T } from '@sinclair/typebox';
 import { consolePath, RETURN_PATH_MAX } from './return-path';
@@ -101,6 +101,58 @@ export const samlRoutes = [
     },
     async handler({ body, services }) {
       return services.saml.exchange(body.code);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/api/user/saml/logout',
+    auth: ['user'],
+    summary: 'Sign out, and out of the identity provider (SAML single logout)',
+    description:
+      "Ends this token's sign-in as DELETE /api/auth/user does. When the sign-in came through SAML and the identity provider's metadata gives a single logout address (HTTP-Redirect), `url` is that address with a LogoutRequest for this person's IdP session, for the browser to follow; the IdP answers at GET /api/user/saml/slo. Otherwise `url` is empty. 501 when SAML is not enabled.",
+    tags,
+    schema: { response: { 200: T.Object({ url: T.String() }), ...notEnabled } },
+    async handler({ caller, services }) {
+      if (caller.kind !== 'user') throw new Unauthorized();
+      return { url: await services.saml.logout(caller) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/api/user/saml/slo',
+    auth: ['none'],
+    summary:
+      "SAML single logout: the identity provider's LogoutRequest or LogoutResponse (HTTP-Redirect binding)",
+    description:
+      "A LogoutResponse (to the LogoutRequest of POST /api/user/saml/logout) sends the browser to the console (303 to `/`). Both must carry the IdP's signature (`SigAlg`, `Signature`). A LogoutRequest: the Gatehouse sign-ins of the person it names (and of its session index, when given) end on every instance, and the browser goes back to the IdP with a LogoutResponse. A message that is refused sends the browser to `/#sso-error=<reason>`. 501 when SAML is not enabled or the IdP offers no single logout.",
+    tags,
+    status: 303,
+    schema: {
+      query: T.Object({
+        SAMLRequest: T.Optional(T.String({ minLength: 1, maxLength: 65_536 })),
+        SAMLResponse: T.Optional(T.String({ minLength: 1, maxLength: 65_536 })),
+        RelayState: T.Optional(T.String({ maxLength: 1024 })),
+        SigAlg: T.Optional(T.String({ maxLength: 256 })),
+        Signature: T.Optional(T.String({ maxLength: 4096 })),
+      }),
+      response: { 303: null, 400: null, ...notEnabled },
+      headers: { Location: 'the IdP with a LogoutResponse, the console, or `/#sso-error=<reason>`' },
+    },
+    async handler({ query, services, ctx }) {
+      if (Boolean(query.SAMLRequest) === Boolean(query.SAMLResponse)) {
+        throw new Invalid(['SAMLRequest'], 'give either SAMLRequest or SAMLResponse');
+      }
+      try {
+        ctx.redirect(await services.saml.singleLogout(query as Record<string, string>, ctx.querystring));
+      } catch (err) {
+        if (!(err instanceof AssertionRefused)) throw err;
+        services.log.warn(
+          { reason: err.reason, detail: err.message, ip: ctx.ip },
+          'SAML logout message refused',
+        );
+        ctx.redirect(`/#sso-error=${err.reason}`);
+      }
+      ctx.status = 303;
     },
   }),
   defineRoute({

@@ -32,7 +32,14 @@ export const settingsView = T.Object({
   }),
   sp: T.Object({ entity_id: T.String(), acs_url: T.String(), metadata_url: T.String() }),
   idp: T.Union([
-    T.Object({ entity_id: T.String(), sso_url: T.String(), certificates: T.Integer() }),
+    T.Object({
+      entity_id: T.String(),
+      sso_url: T.String(),
+      slo_url: T.String({
+        description: "the IdP's single logout address (HTTP-Redirect); empty when it offers none",
+      }),
+      certificates: T.Integer(),
+    }),
     T.Null(),
   ]),
 });

@@ -122,7 +122,12 @@ describe('SAML single sign-on against a signing IdP (samlify)', function () {
   it('turns on from the IdP metadata: /info reports saml and the sign-in address is the IdP with a request', async () => {
     const view = await configure({ enabled: true, idp_metadata_xml: idp.metadata() });
     expect(view).to.include({ active: true, problem: '' });
-    expect(view.idp).to.deep.equal({ entity_id: idp.entityId, sso_url: idp.ssoUrl, certificates: 1 });
+    expect(view.idp).to.deep.equal({
+      entity_id: idp.entityId,
+      sso_url: idp.ssoUrl,
+      slo_url: 'https://idp.test.example/slo',
+      certificates: 1,
+    });
     const info = await server.api('GET', '/info');
     expect(info.body.authentication).to.deep.equal({ local: true, saml: true });
     const url = new URL(await authUrl(server));

@@ -171,6 +171,84 @@ describe('SAML: return path, SSO accounts, IdP-initiated sign-in', function () {
     });
   });
 
+  describe('single logout (the IdP offers an HTTP-Redirect address)', () => {
+    async function signedIn(email: string) {
+      const url = (await start()).body.url as string;
+      return exchange(await post(server.url, await idp.answer(url, metadata, { email })));
+    }
+    const alive = async (token: string) => (await server.api('GET', '/api/auth/user', { token })).status;
+    const follow = async (url: string) => {
+      const res = await fetch(url, { redirect: 'manual' });
+      expect(res.status, url).to.equal(303);
+      return res.headers.get('location') ?? '';
+    };
+
+    it('publishes its single logout address in the metadata, and the IdP address in the settings', async () => {
+      expect(metadata).to.include(
+        `<SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${publicUrl}/api/user/saml/slo"`,
+      );
+      const view = await server.api('GET', '/api/admin/saml', { token: admin.token });
+      expect(view.body.idp.slo_url).to.equal('https://idp.test.example/slo');
+    });
+
+    it('signs out of Gatehouse and sends the browser to the IdP with a LogoutRequest; its answer lands on the console', async () => {
+      const auth = await signedIn('leaving@example.com');
+      const other = await signedIn('staying@example.com');
+      const out = await server.api('POST', '/api/user/saml/logout', { token: auth.token });
+      expect(out.status).to.equal(200);
+      const url = new URL(out.body.url as string);
+      expect(`${url.origin}${url.pathname}`).to.equal('https://idp.test.example/slo');
+      expect(url.searchParams.get('SAMLRequest')).to.be.a('string');
+      expect(await alive(auth.token)).to.equal(401);
+      expect(await alive(other.token)).to.equal(200);
+      const answer = await idp.logoutResponse(url.toString(), metadata);
+      expect(idp.logouts.at(-1)?.nameID).to.equal('leaving@example.com');
+      expect(idp.logouts.at(-1)?.sessionIndex).to.match(/^_s[0-9a-f]+$/);
+      expect(answer.startsWith(`${publicUrl}/api/user/saml/slo?SAMLResponse=`)).to.equal(true);
+      expect(await follow(answer.replace(publicUrl, server.url))).to.equal('/');
+      // A LogoutResponse whose signature does not hold is refused.
+      const forged = new URL(answer.replace(publicUrl, server.url));
+      forged.searchParams.set('Signature', Buffer.alloc(256, 1).toString('base64'));
+      expect(await follow(forged.toString())).to.equal('/#sso-error=signature');
+    });
+
+    it("ends every sign-in of the person the IdP's signed LogoutRequest names, and answers it", async () => {
+      const first = await signedIn('twice@example.com');
+      const second = await signedIn('twice@example.com');
+      const other = await signedIn('staying@example.com');
+      const request = idp.logoutRequest(metadata, 'twice@example.com').replace(publicUrl, server.url);
+      // Unsigned, it ends nothing.
+      const unsigned = new URL(request);
+      unsigned.searchParams.delete('Signature');
+      unsigned.searchParams.delete('SigAlg');
+      expect(await follow(unsigned.toString())).to.equal('/#sso-error=signature');
+      expect(await alive(first.token)).to.equal(200);
+      const back = new URL(await follow(request));
+      expect(`${back.origin}${back.pathname}`).to.equal('https://idp.test.example/slo');
+      expect(back.searchParams.get('SAMLResponse')).to.be.a('string');
+      expect(await alive(first.token)).to.equal(401);
+      expect(await alive(second.token)).to.equal(401);
+      expect(await alive(other.token)).to.equal(200);
+    });
+
+    it('ends a password sign-in with no IdP address, and refuses a message that is neither (400)', async () => {
+      const local = await server.login('ada', 'correct-horse');
+      const out = await server.api('POST', '/api/user/saml/logout', { token: local.token });
+      expect(out.status).to.equal(200);
+      expect(out.body.url).to.equal('');
+      expect(await alive(local.token)).to.equal(401);
+      expect((await server.api('GET', '/api/user/saml/slo')).status).to.equal(400);
+      expect((await server.api('GET', '/api/user/saml/slo?SAMLRequest=x&SAMLResponse=y')).status).to.equal(
+        400,
+      );
+      const junk = await fetch(`${server.url}/api/user/saml/slo?SAMLResponse=bm90IHhtbA&Signature=eA`, {
+        redirect: 'manual',
+      });
+      expect(junk.status).to.equal(303);
+      expect(junk.headers.get('location')).to.match(/^\/#sso-error=[a-z]+$/);
+    });
+  });
+
   describe('IdP-initiated sign-in', () => {
     it('is off by default: an unsolicited answer is refused with sso-error=unsolicited', async () => {
       const view = await server.api('GET', '/api/admin/saml', { token: admin.token });
