@@ -7,7 +7,8 @@ import { type ConsoleServer, startConsoleServer } from './support/console-server
 // The rough edges of single sign-on in the enterprise console, at a desktop and a phone width: a person sent to
 // sign in from a page comes back to it after SSO; an account made by SSO is told its password is its identity
 // provider's, with no form to change it; the administrator turns IdP-initiated sign-in (app tiles) on in the
-// settings screen, and a tile then signs the person in once; off, the tile is refused with a reason.
+// settings screen, and a tile then signs the person in once; off, the tile is refused with a reason. Signing out of
+// an SSO sign-in goes through the IdP's single logout page and back to the sign-in screen.
 
 const widths = [
   { name: 'desktop', viewport: { width: 1280, height: 900 } },
@@ -77,6 +78,37 @@ describe('web console: SAML return path, SSO accounts and IdP-initiated sign-in'
       expect(await p.getByRole('button', { name: 'Change password' }).count()).to.equal(0);
       await expectAccessible(p, `security settings of an SSO account (${name})`, { anyImpact: true });
       await noWiderThanScreen(p, `security settings of an SSO account (${name})`);
+      await context.close();
+    });
+  }
+
+  for (const { name, viewport } of widths) {
+    it(`signs out at the identity provider too, and lands on the sign-in screen (${name})`, async () => {
+      idp.person = { email: `leaving-${name}@example.com`, name: 'Leaving Soon' };
+      const context = await browser.newContext({ viewport });
+      const p = await context.newPage();
+      await p.goto(`${server.url}/devices`);
+      await p.getByRole('button', { name: 'Sign in with SSO' }).click();
+      await p.getByRole('heading', { name: 'Devices' }).waitFor();
+      const { token } = JSON.parse(
+        (await p.evaluate('localStorage.getItem("gatehouse.auth")')) as string,
+      ) as {
+        token: string;
+      };
+      const before = idp.logouts.length;
+      await p.getByRole('button', { name: /Account menu/ }).click();
+      await p.getByRole('button', { name: 'Sign out' }).click();
+      await p.waitForURL(`${server.url}/`);
+      await p.getByRole('heading', { name: 'Sign in to Gatehouse' }).waitFor();
+      // The browser went through the IdP's single logout page, with a LogoutRequest for this person.
+      expect(idp.logouts.length).to.equal(before + 1);
+      expect(idp.logouts.at(-1)?.nameID).to.equal(`leaving-${name}@example.com`);
+      expect(await p.evaluate('localStorage.getItem("gatehouse.auth")')).to.equal(null);
+      const me = await fetch(`${server.url}/api/auth/user`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(me.status).to.equal(401);
+      await expectAccessible(p, `sign-in after single logout (${name})`, { anyImpact: true });
       await context.close();
     });
   }
