@@ -198,6 +198,12 @@ export function SamlSettingsPage() {
                 </dd>
               </>
             ) : null}
+            {s.idp ? (
+              <>
+                <dt>Single logout</dt>
+                <dd>{s.idp.slo_url || 'Not offered: signing out ends the Gatehouse sign-in only'}</dd>
+              </>
+            ) : null}
             <dt>Password sign-in</dt>
             <dd>{s.active && !s.local_login ? 'Off (SSO only)' : 'On'}</dd>
             <dt>Sign-in started at the identity provider</dt>

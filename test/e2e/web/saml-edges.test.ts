@@ -142,6 +142,7 @@ describe('web console: SAML return path, SSO accounts and IdP-initiated sign-in'
       await admin.getByRole('heading', { name: 'Single sign-on', exact: true }).waitFor();
       const status = admin.locator('[data-saml-status]');
       await status.getByText('Refused').waitFor();
+      await status.getByText(idp.ssoUrl.replace(/\/sso$/, '/slo')).waitFor();
       const tiles = admin.getByRole('switch', {
         name: 'Accept sign-ins started at the identity provider (app tiles)',
       });
