@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import * as samlify from 'samlify';
+import { freePort } from './process-server';
+import { startServer, type TestServer } from './server';
 
 /** A key and its self-signed certificate, made with openssl for one test run. */
 export interface KeyPair {
@@ -271,6 +273,21 @@ export class TestIdp {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+/**
+ * An enterprise server whose public URL is its own loopback address, as the assertions must name it (audience,
+ * recipient, destination), without SSH.
+ */
+export async function startSamlServer(): Promise<{ server: TestServer; publicUrl: string }> {
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const server = await startServer({
+    edition: 'enterprise',
+    ssh: false,
+    overrides: { http: { port, host: '127.0.0.1' }, publicUrl },
+  });
+  return { server, publicUrl };
 }
 
 /** The template with its `{Tag}`s filled: statements go in as XML, every other value escaped. */

@@ -1,8 +1,7 @@
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 import { expect } from 'chai';
 import { setupSignature } from '../../../plugins/community/setup/signature';
-import { freePort } from '../../support/process-server';
-import { type KeyPair, selfSigned, TestIdp } from '../../support/saml-idp';
+import { type KeyPair, selfSigned, startSamlServer, TestIdp } from '../../support/saml-idp';
 import { defaultUser, type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 /** Where the assertion consumer sent the browser: the console with a code, or with the reason of a refusal. */
@@ -55,13 +54,7 @@ describe('SAML single sign-on against a signing IdP (samlify)', function () {
 
   before(async () => {
     idp = new TestIdp();
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    server = await startServer({
-      edition: 'enterprise',
-      ssh: false,
-      overrides: { http: { port, host: '127.0.0.1' }, publicUrl },
-    });
+    ({ server, publicUrl } = await startSamlServer());
     admin = await server.setup();
   });
   after(async () => {

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { freePort } from '../../support/process-server';
-import { TestIdp } from '../../support/saml-idp';
+import { startSamlServer, TestIdp } from '../../support/saml-idp';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
 
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
@@ -35,13 +34,7 @@ describe('SAML: return path, SSO accounts, IdP-initiated sign-in', function () {
 
   before(async () => {
     idp = new TestIdp();
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    server = await startServer({
-      edition: 'enterprise',
-      ssh: false,
-      overrides: { http: { port, host: '127.0.0.1' }, publicUrl },
-    });
+    ({ server, publicUrl } = await startSamlServer());
     admin = await server.setup();
     await configure({ enabled: true, idp_metadata_xml: idp.metadata() });
     metadata = await (await fetch(`${server.url}/api/user/saml/metadata`)).text();
