@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import * as samlify from 'samlify';
+import { freePort } from './process-server';
+import { startServer, type TestServer } from './server';
 
 /** A key and its self-signed certificate, made with openssl for one test run. */
 export interface KeyPair {
@@ -57,6 +59,8 @@ export interface Answer {
   destination?: string;
   /** Issuer other than the IdP's entity ID. */
   issuer?: string;
+  /** IssueInstant of the response and the assertion other than now. */
+  issuedAt?: Date;
 }
 
 /**
@@ -74,6 +78,8 @@ export class TestIdp {
   person: Answer = { email: 'sso.user@example.com', name: 'Sso User' };
   /** Requests the sign-in page received, parsed. */
   readonly requests: { id: string; signed: boolean }[] = [];
+  /** LogoutRequests the single logout page received from the SP, parsed. */
+  readonly logouts: { nameID: string; sessionIndex: string }[] = [];
 
   /** The XML signature algorithm of its answers (samlify's default, RSA-SHA256, when unset). */
   private readonly signatureAlgorithm: string | undefined;
@@ -104,6 +110,12 @@ export class TestIdp {
       wantAuthnRequestsSigned: wantSignedRequests,
       nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
       singleSignOnService: [{ Binding: samlify.Constants.namespace.binding.redirect, Location: this.ssoUrl }],
+      singleLogoutService: [
+        {
+          Binding: samlify.Constants.namespace.binding.redirect,
+          Location: this.ssoUrl.replace(/\/sso$/, '/slo'),
+        },
+      ],
     });
   }
 
@@ -123,8 +135,60 @@ export class TestIdp {
     const parsed = await this.idp.parseLoginRequest(sp, 'redirect', { query, octetString: octets(authUrl) });
     const requestId = String(parsed.extract.request?.id ?? '');
     this.requests.push({ id: requestId, signed: Boolean(query.Signature) });
+    return this.respond(sp, spMetadata, who, parsed.extract);
+  }
+
+  /** The SP as this IdP sees it: its single logout messages both ways are signed (HTTP-Redirect). */
+  private spOf(spMetadata: string) {
+    return samlify.ServiceProvider({
+      metadata: spMetadata,
+      wantLogoutRequestSigned: true,
+      wantLogoutResponseSigned: true,
+    });
+  }
+
+  /**
+   * Answers the SP's LogoutRequest (the browser arrives with it at the single logout page): the address of the SP's
+   * single logout service with a signed LogoutResponse.
+   */
+  async logoutResponse(url: string, spMetadata: string): Promise<string> {
+    const sp = this.spOf(spMetadata);
+    const query = Object.fromEntries(new URL(url).searchParams);
+    const parsed = await this.idp.parseLogoutRequest(sp, 'redirect', { query, octetString: octets(url) });
+    const extract = parsed.extract as { nameID?: string; sessionIndex?: string | { sessionIndex?: string } };
+    this.logouts.push({
+      nameID: String(extract.nameID ?? ''),
+      sessionIndex: String(
+        typeof extract.sessionIndex === 'object'
+          ? (extract.sessionIndex?.sessionIndex ?? '')
+          : (extract.sessionIndex ?? ''),
+      ),
+    });
+    return this.idp.createLogoutResponse(sp, parsed as never, 'redirect', query.RelayState ?? '').context;
+  }
+
+  /** A signed LogoutRequest for `email` (IdP-initiated single logout): the SP's single logout address with it. */
+  logoutRequest(spMetadata: string, email: string): string {
+    return this.idp.createLogoutRequest(this.spOf(spMetadata), 'redirect', { logoutNameID: email }).context;
+  }
+
+  /**
+   * A signed SAMLResponse that answers no request (no InResponseTo), as an IdP sends when the person starts at its
+   * app tile (IdP-initiated sign-in).
+   */
+  async unsolicited(spMetadata: string, who: Answer): Promise<string> {
+    return this.respond(samlify.ServiceProvider({ metadata: spMetadata }), spMetadata, who, undefined);
+  }
+
+  private async respond(
+    sp: samlify.ServiceProviderInstance,
+    spMetadata: string,
+    who: Answer,
+    extract: { request?: { id?: string } } | undefined,
+  ): Promise<string> {
+    const requestId = String(extract?.request?.id ?? '');
     const acs = acsOf(spMetadata);
-    const now = new Date();
+    const now = who.issuedAt ?? new Date();
     const later = who.notOnOrAfter ?? new Date(now.getTime() + 5 * 60_000);
     const values: Record<string, string> = {
       ID: `_${randomBytes(16).toString('hex')}`,
@@ -150,12 +214,16 @@ export class TestIdp {
     };
     const response = await this.idp.createLoginResponse(
       sp,
-      { extract: parsed.extract } as never,
+      (extract ? { extract } : {}) as never,
       'post',
       { email: who.email },
       (template) => ({
         id: values.ID as string,
-        context: fill(template, values),
+        // Unsolicited: the response and its subject confirmation answer nothing, so they carry no InResponseTo.
+        context: fill(
+          requestId ? template : template.replaceAll(' InResponseTo="{InResponseTo}"', ''),
+          values,
+        ),
       }),
     );
     return response.context;
@@ -163,18 +231,30 @@ export class TestIdp {
 
   /**
    * Serves the IdP's sign-in page on loopback: it answers the request in its query for `person` and posts the answer
-   * to the SP's assertion consumer with an auto-submitted form, as IdPs do after their own sign-in.
+   * (with the request's RelayState) to the SP's assertion consumer with an auto-submitted form, as IdPs do after
+   * their own sign-in. `/tile?RelayState=...` is an app tile: an unsolicited answer (IdP-initiated sign-in).
    */
   async listen(spMetadata: () => Promise<string>): Promise<void> {
     this.server = createServer((req, res) => {
-      const url = `http://127.0.0.1${req.url ?? '/'}`;
+      const url = new URL(`http://127.0.0.1${req.url ?? '/'}`);
       (async () => {
         const metadata = await spMetadata();
         const acs = acsOf(metadata);
-        const answer = await this.answer(url, metadata, this.person);
+        if (url.pathname === '/slo') {
+          res.writeHead(302, { location: await this.logoutResponse(url.toString(), metadata) });
+          res.end();
+          return;
+        }
+        const answer =
+          url.pathname === '/tile'
+            ? await this.unsolicited(metadata, this.person)
+            : await this.answer(url.toString(), metadata, this.person);
+        const relay = url.searchParams.get('RelayState');
+        const relayInput =
+          relay === null ? '' : `<input type="hidden" name="RelayState" value="${escapeXml(relay)}">`;
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
         res.end(
-          `<!doctype html><title>Test IdP</title><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${answer}"><button>Continue to Gatehouse</button></form><script>document.forms[0].submit()</script>`,
+          `<!doctype html><title>Test IdP</title><form method="post" action="${acs}"><input type="hidden" name="SAMLResponse" value="${answer}">${relayInput}<button>Continue to Gatehouse</button></form><script>document.forms[0].submit()</script>`,
         );
       })().catch((err: unknown) => {
         res.writeHead(400, { 'content-type': 'text/plain' });
@@ -193,6 +273,21 @@ export class TestIdp {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+/**
+ * An enterprise server whose public URL is its own loopback address, as the assertions must name it (audience,
+ * recipient, destination), without SSH.
+ */
+export async function startSamlServer(): Promise<{ server: TestServer; publicUrl: string }> {
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const server = await startServer({
+    edition: 'enterprise',
+    ssh: false,
+    overrides: { http: { port, host: '127.0.0.1' }, publicUrl },
+  });
+  return { server, publicUrl };
 }
 
 /** The template with its `{Tag}`s filled: statements go in as XML, every other value escaped. */

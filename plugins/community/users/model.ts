@@ -19,6 +19,7 @@ export class User extends StoreModel {
   declare email_marketing: boolean;
   /** An instance administrator (the setup user, and whoever the CLI or another administrator names). */
   declare admin: boolean;
+  declare origin: 'local' | 'saml';
   declare preferred_namespace: string | null;
   declare last_login: Date | null;
   declare created_at: Date;

@@ -10,7 +10,10 @@ export const email = T.String({ format: 'email', maxLength: 255 });
 export const userAuth = T.Object({
   token: T.String(),
   id: T.String({ pattern: '^[0-9a-f]{24}$' }),
-  origin: T.Literal('local'),
+  origin: T.Union([T.Literal('local'), T.Literal('saml')], {
+    description:
+      'local: the account has a password; saml: it was made by single sign-on (enterprise edition)',
+  }),
   user: T.String({ description: 'username' }),
   name: T.String(),
   email: T.String(),

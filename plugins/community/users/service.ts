@@ -39,6 +39,8 @@ export interface UserRow {
   mfa_secret: string | null;
   max_namespaces: number;
   status: string;
+  /** How the account was made: with a password, or by a single sign-on (its password is the IdP's business). */
+  origin: UserOrigin;
   /** An instance administrator (the setup user, and whoever the CLI or another administrator names). */
   admin: boolean;
   preferred_namespace: string | null;
@@ -54,6 +56,9 @@ declare module '@gatehouse/core/hooks' {
     'user.signIn': { user: UserRow };
   }
 }
+
+/** `local`: made with a password; `saml`: made by a SAML sign-in (enterprise edition). */
+export type UserOrigin = 'local' | 'saml';
 
 export const userConflicts = { users_username_key: ['username'], users_email_key: ['email'] };
 
@@ -122,6 +127,7 @@ export class UserService {
       password: string;
       maxNamespaces?: number;
       admin?: boolean;
+      origin?: UserOrigin;
     },
     trx: Knex = this.db,
   ): Promise<UserRow> {
@@ -135,6 +141,7 @@ export class UserService {
       password_hash: await this.passwords.hash(input.password),
       max_namespaces: input.maxNamespaces ?? this.config.limits.maxNamespaces,
       admin: input.admin ?? false,
+      origin: input.origin ?? 'local',
     };
     try {
       return await this.rows(trx).insert(row).returning('*');
@@ -218,7 +225,7 @@ export class UserService {
    * refreshed into) is refused from now on, by every instance, and the web terminals opened with it close. The
    * row is kept until the last such token would have expired.
    */
-  async endSignIn(caller: UserCaller): Promise<void> {
+  async endSignIn(caller: Pick<UserCaller, 'signIn' | 'userId'>): Promise<void> {
     await EndedSignIn.bindKnex(this.db)
       .query()
       .insert({
@@ -277,7 +284,8 @@ export class UserService {
   /**
    * Updates the signed-in user's own record. Conflicting username or e-mail
    * answer 409 with those field names; the recovery e-mail must differ from the e-mail and cannot be cleared once
-   * set; a new password needs the current one and signs out every older token.
+   * set; a new password needs the current one and signs out every older token, and an account made by single
+   * sign-on has none to change (403).
    */
   async update(
     id: string,
@@ -299,6 +307,11 @@ export class UserService {
       if (recovery && recovery === (email ?? user.email)) invalid.push('recovery_email');
     } else if (email && user.recovery_email && email === user.recovery_email) {
       invalid.push('email');
+    }
+    if (changes.password !== undefined && user.origin === 'saml') {
+      throw new Forbidden(
+        'this account signs in through its identity provider: its password is managed there, not in Gatehouse',
+      );
     }
     if (changes.password !== undefined && !changes.current_password) invalid.push('current_password');
     if (invalid.length) throw new Invalid(invalid);
@@ -366,7 +379,7 @@ export class UserService {
     return {
       token,
       id: user.id,
-      origin: 'local' as const,
+      origin: user.origin ?? 'local',
       user: user.username,
       name: user.name,
       email: user.email,

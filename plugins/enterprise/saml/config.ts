@@ -65,6 +65,12 @@ export const samlConfigSchema = T.Object(
           'false makes the instance SSO-only while SAML is on: password sign-in (and its MFA recovery) answers 403.',
       }),
     ),
+    idpInitiated: T.Optional(
+      T.Boolean({
+        description:
+          'true accepts sign-ins started at the identity provider (its app tiles): an assertion that answers no request is accepted once, within 5 minutes of its IssueInstant. Off by default.',
+      }),
+    ),
     startsPerSource: T.Integer({
       minimum: 1,
       default: 60,
@@ -137,6 +143,7 @@ export const samlEnv: Record<string, string> = {
   GATEHOUSE_SAML_SP_PRIVATE_KEY: 'spPrivateKey',
   GATEHOUSE_SAML_SP_CERTIFICATE: 'spCertificate',
   GATEHOUSE_SAML_LOCAL_LOGIN: 'localLogin',
+  GATEHOUSE_SAML_IDP_INITIATED: 'idpInitiated',
   GATEHOUSE_SAML_STARTS_PER_SOURCE: 'startsPerSource',
   GATEHOUSE_SAML_STARTS_TOTAL: 'startsTotal',
   GATEHOUSE_SAML_ALLOW_SHA1: 'allowSha1',

@@ -11,6 +11,8 @@ export interface IdentityProvider {
   certificates: string[];
   /** The IdP's metadata says it wants signed authentication requests. */
   wantsSignedRequests: boolean;
+  /** The single logout address for the HTTP-Redirect binding, when the IdP's metadata gives one. */
+  sloUrl?: string;
 }
 
 const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
@@ -58,11 +60,17 @@ export function parseIdpMetadata(xml: string, field = 'idp_metadata_xml'): Ident
     throw new Invalid([field], 'the identity provider offers no HTTP-Redirect sign-in address');
   if (!certificates.length)
     throw new Invalid([field], 'the identity provider publishes no signing certificate');
+  const slo = select(
+    `md:SingleLogoutService[@Binding='${REDIRECT_BINDING}']/@Location`,
+    idp as unknown as Node,
+    true,
+  ) as Attr | undefined;
   return {
     entityId,
     ssoUrl: sso.value,
     certificates,
     wantsSignedRequests: idp.getAttribute('WantAuthnRequestsSigned') === 'true',
+    ...(slo?.value && /^https?:\/\//i.test(slo.value) ? { sloUrl: slo.value } : {}),
   };
 }
 

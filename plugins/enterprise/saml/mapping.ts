@@ -78,7 +78,7 @@ export function usernameOf(a: Assertion, names: AttributeNames, email: string): 
 
 /**
  * Signs a SAML assertion's person in to their account: found by e-mail address, or created on first sign-in (just
- * in time, with an unusable random password: they sign in through the IdP). With a namespace attribute mapped, the
+ * in time, with origin `saml` and an unusable random password: they sign in through the IdP). With a namespace attribute mapped, the
  * person becomes a member of each named namespace that exists, with the mapped role (observer by default); an
  * existing member's role follows the IdP, except an owner's.
  */
@@ -114,6 +114,7 @@ export class SamlAccounts {
           username,
           email,
           password: randomBytes(24).toString('base64url'),
+          origin: 'saml',
         });
       } catch (err) {
         // Someone holds this username: try another. An e-mail taken meanwhile means a parallel first sign-in.

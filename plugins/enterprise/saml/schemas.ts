@@ -20,6 +20,9 @@ export const settingsView = T.Object({
   sp_certificate: T.String(),
   sp_private_key_set: T.Boolean({ description: 'a signing key is stored (it is never sent back)' }),
   local_login: T.Boolean(),
+  idp_initiated: T.Boolean({
+    description: 'sign-ins started at the identity provider (unsolicited assertions) are accepted, each once',
+  }),
   attributes: T.Object({
     email: T.String(),
     name: T.String(),
@@ -29,7 +32,14 @@ export const settingsView = T.Object({
   }),
   sp: T.Object({ entity_id: T.String(), acs_url: T.String(), metadata_url: T.String() }),
   idp: T.Union([
-    T.Object({ entity_id: T.String(), sso_url: T.String(), certificates: T.Integer() }),
+    T.Object({
+      entity_id: T.String(),
+      sso_url: T.String(),
+      slo_url: T.String({
+        description: "the IdP's single logout address (HTTP-Redirect); empty when it offers none",
+      }),
+      certificates: T.Integer(),
+    }),
     T.Null(),
   ]),
 });
@@ -53,6 +63,12 @@ export const settingsInput = T.Object({
   ),
   sp_certificate: T.Optional(pem('PEM certificate of that key')),
   local_login: T.Optional(T.Boolean({ description: 'false: SSO-only while SAML is on' })),
+  idp_initiated: T.Optional(
+    T.Boolean({
+      description:
+        'true: accept sign-ins started at the identity provider (app tiles); each assertion once, within 5 minutes of being issued. Default false',
+    }),
+  ),
   attributes: T.Optional(
     T.Object({
       email: T.Optional(attributeName),

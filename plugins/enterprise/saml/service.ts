@@ -13,7 +13,9 @@ import { newSignIn, type UserRow, type UserService } from '@gatehouse/plugin-com
 import {
   type CacheProvider,
   generateServiceProviderMetadata,
+  type SamlConfig as NodeSamlOptions,
   type Profile,
+  SAML,
   Strategy as SamlStrategy,
   ValidateInResponseTo,
   type VerifiedCallback,
@@ -39,6 +41,11 @@ import { SamlStartLimit } from './start-limit';
 const REQUEST_SECONDS = 10 * 60;
 /** Seconds the console has to exchange its one-time code for a token. */
 const CODE_SECONDS = 60;
+/**
+ * Seconds an unsolicited (IdP-initiated) assertion stays acceptable after the IdP issued it: the person clicked an
+ * app tile and their browser posts the answer at once, so an older one is a copy.
+ */
+const UNSOLICITED_SECONDS = 5 * 60;
 /** Clock difference tolerated between the IdP and this server when checking an assertion's time window. */
 const CLOCK_SKEW_MS = 60_000;
 /** Largest metadata document read from an address. */
@@ -56,12 +63,24 @@ export class AssertionRefused extends Error {
   }
 }
 
-/** The identity provider in use and the strategy built for it. */
+/** The identity provider in use and the strategy built for it (and node-saml itself, for single logout). */
 interface Active {
   settings: SamlSettings;
   idp: IdentityProvider;
   passport: PassportOnKoa;
+  saml: SAML;
 }
+
+/** Who a SAML sign-in was at the IdP: what a LogoutRequest names (kept per Gatehouse sign-in). */
+interface IdpSession {
+  userId: string;
+  nameID: string;
+  nameIDFormat?: string;
+  sessionIndex?: string;
+}
+
+/** Sign-ins of one person (NameID) kept for the IdP's LogoutRequest; the oldest beyond this are forgotten. */
+const SESSIONS_PER_PERSON = 20;
 
 /**
  * SAML single sign-on with @node-saml/passport-saml: the IdP from settings
@@ -116,6 +135,7 @@ export class SamlService {
     return {
       entityId: settings?.spEntityId || metadataUrl,
       acsUrl: `${base}/api/user/saml/acs`,
+      sloUrl: `${base}/api/user/saml/slo`,
       metadataUrl,
     };
   }
@@ -132,7 +152,13 @@ export class SamlService {
       try {
         checkSettings(settings);
         const idp = await this.identityProvider(settings);
-        active = { settings, idp, passport: this.strategyFor(settings, idp) };
+        const options = this.optionsFor(settings, idp);
+        active = {
+          settings,
+          idp,
+          passport: this.strategyFor(options, settings, idp),
+          saml: new SAML(options),
+        };
         if (idp.wantsSignedRequests && !settings.signRequests) {
           this.log.warn('the identity provider wants signed authentication requests: turn signing on');
         }
@@ -183,29 +209,43 @@ export class SamlService {
     };
   }
 
-  private strategyFor(settings: SamlSettings, idp: IdentityProvider): PassportOnKoa {
+  private optionsFor(settings: SamlSettings, idp: IdentityProvider): NodeSamlOptions {
     const sp = this.sp(settings);
+    return {
+      callbackUrl: sp.acsUrl,
+      entryPoint: idp.ssoUrl,
+      issuer: sp.entityId,
+      audience: sp.entityId,
+      idpCert: idp.certificates,
+      // The assertion (who the person is) must carry a valid signature; a signed response is checked too.
+      wantAssertionsSigned: true,
+      wantAuthnResponseSigned: false,
+      // Every answer must answer a request started here, unless the administrator accepts IdP-initiated sign-ins:
+      // then an answer without InResponseTo is checked in `verified` (age, single use) and one with it still is.
+      validateInResponseTo: settings.idpInitiated
+        ? ValidateInResponseTo.ifPresent
+        : ValidateInResponseTo.always,
+      requestIdExpirationPeriodMs: REQUEST_SECONDS * 1000,
+      cacheProvider: new RequestIds(this.cache),
+      acceptedClockSkewMs: CLOCK_SKEW_MS,
+      // The IdP chooses how the person proves who they are (password, MFA, ...).
+      disableRequestedAuthnContext: true,
+      ...(settings.signRequests && settings.spPrivateKey
+        ? { privateKey: settings.spPrivateKey, signatureAlgorithm: 'sha256' as const }
+        : {}),
+      // Single logout, when the IdP's metadata offers it: LogoutRequests go there, its messages come back to /slo
+      // and must come from the IdP (idpIssuer).
+      ...(idp.sloUrl ? { logoutUrl: idp.sloUrl, logoutCallbackUrl: sp.sloUrl, idpIssuer: idp.entityId } : {}),
+    };
+  }
+
+  private strategyFor(
+    options: NodeSamlOptions,
+    settings: SamlSettings,
+    idp: IdentityProvider,
+  ): PassportOnKoa {
     const strategy = new SamlStrategy(
-      {
-        name: 'saml',
-        callbackUrl: sp.acsUrl,
-        entryPoint: idp.ssoUrl,
-        issuer: sp.entityId,
-        audience: sp.entityId,
-        idpCert: idp.certificates,
-        // The assertion (who the person is) must carry a valid signature; a signed response is checked too.
-        wantAssertionsSigned: true,
-        wantAuthnResponseSigned: false,
-        validateInResponseTo: ValidateInResponseTo.always,
-        requestIdExpirationPeriodMs: REQUEST_SECONDS * 1000,
-        cacheProvider: new RequestIds(this.cache),
-        acceptedClockSkewMs: CLOCK_SKEW_MS,
-        // The IdP chooses how the person proves who they are (password, MFA, ...).
-        disableRequestedAuthnContext: true,
-        ...(settings.signRequests && settings.spPrivateKey
-          ? { privateKey: settings.spPrivateKey, signatureAlgorithm: 'sha256' as const }
-          : {}),
-      },
+      { name: 'saml', ...options },
       (profile: Profile | null, done: VerifiedCallback) => {
         this.verified(profile, settings, idp).then(
           (user) => done(null, user as unknown as Record<string, unknown>),
@@ -228,10 +268,11 @@ export class SamlService {
    * `GET /api/user/saml/auth`: the IdP address carrying a new authentication request (signed when configured). The
    * request's id is kept until its answer comes back, so `source` must have room for one more (SamlStartLimit).
    */
-  async authUrl(source: string): Promise<string> {
+  async authUrl(source: string, returnTo?: string): Promise<string> {
     const active = this.require();
     await this.starts.take(source);
-    const outcome = await active.passport.run({ query: {} });
+    // The console page to come back to travels in RelayState; the assertion consumer checks it again (consolePath).
+    const outcome = await active.passport.run({ query: returnTo ? { RelayState: returnTo } : {} });
     if (outcome.kind !== 'redirect') throw new Error('the SAML strategy gave no sign-in address');
     return outcome.url;
   }
@@ -262,20 +303,102 @@ export class SamlService {
       throw new AssertionRefused(reasonOf(err), err instanceof Error ? err.message : String(err));
     }
     if (outcome.kind !== 'success') throw new AssertionRefused('refused', 'the strategy refused the answer');
-    const user = outcome.user as UserRow;
+    const { user, profile } = outcome.user as { user: UserRow; profile: Profile };
     await this.users.touchLogin(user.id);
     const code = randomBytes(32).toString('base64url');
-    await this.cache.set(`saml:code:${digest(code)}`, user.id, CODE_SECONDS);
+    const session: IdpSession = {
+      userId: user.id,
+      nameID: profile.nameID,
+      ...(profile.nameIDFormat ? { nameIDFormat: profile.nameIDFormat } : {}),
+      ...(typeof profile.sessionIndex === 'string' ? { sessionIndex: profile.sessionIndex } : {}),
+    };
+    await this.cache.set(`saml:code:${digest(code)}`, JSON.stringify(session), CODE_SECONDS);
     return code;
   }
 
   /** `POST /api/user/saml/token`: the one-time code becomes the user record with its token (once, within a minute). */
   async exchange(code: string) {
-    const userId = await this.cache.take(`saml:code:${digest(code)}`);
-    if (!userId) throw new Unauthorized('this sign-in code is not valid or was already used');
+    const kept = await this.cache.take(`saml:code:${digest(code)}`);
+    if (!kept) throw new Unauthorized('this sign-in code is not valid or was already used');
+    const session = JSON.parse(kept) as IdpSession;
     const signIn = newSignIn();
     await this.users.markSingleSignOn(signIn);
-    return this.users.authResult(await this.users.get(userId), undefined, signIn);
+    const result = await this.users.authResult(await this.users.get(session.userId), undefined, signIn);
+    await this.rememberSession(signIn, session);
+    return result;
+  }
+
+  /**
+   * Keeps who a sign-in is at the IdP for as long as its tokens live: by sign-in (the console's sign-out sends its
+   * LogoutRequest) and by person (the IdP's LogoutRequest names the NameID, and perhaps the session index).
+   */
+  private async rememberSession(signIn: string, session: IdpSession): Promise<void> {
+    const ttl = this.config.auth.tokenTtl;
+    await this.cache.set(`saml:sign-in:${signIn}`, JSON.stringify(session), ttl);
+    const key = `saml:person:${digest(session.nameID)}`;
+    const list = parseList(await this.cache.get(key));
+    list.push({ signIn, userId: session.userId, sessionIndex: session.sessionIndex ?? '' });
+    await this.cache.set(key, JSON.stringify(list.slice(-SESSIONS_PER_PERSON)), ttl);
+  }
+
+  /**
+   * Signs out (the console's sign-out when SAML is on): the Gatehouse sign-in ends as DELETE /api/auth/user ends it,
+   * and, when this sign-in came through SAML and the IdP offers single logout, the answer is the IdP's address with
+   * a LogoutRequest for the browser to follow; otherwise an empty one.
+   */
+  async logout(caller: { signIn: string; userId: string }): Promise<string> {
+    const active = this.require();
+    const kept = await this.cache.take(`saml:sign-in:${caller.signIn}`);
+    await this.users.endSignIn(caller);
+    if (!kept || !active.idp.sloUrl) return '';
+    const session = JSON.parse(kept) as IdpSession;
+    return active.saml.getLogoutUrlAsync(
+      {
+        issuer: active.idp.entityId,
+        nameID: session.nameID,
+        nameIDFormat: session.nameIDFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+        ...(session.sessionIndex ? { sessionIndex: session.sessionIndex } : {}),
+      } as Profile,
+      '',
+      {},
+    );
+  }
+
+  /**
+   * `GET /api/user/saml/slo`, the IdP's single logout messages (HTTP-Redirect binding). A LogoutResponse answers the
+   * console's sign-out (already ended here): the browser goes to the sign-in screen. Both must be signed by the IdP;
+   * a LogoutRequest: the sign-ins it names (its NameID, and its session index when given) end on every instance, and the
+   * browser goes back to the IdP with the LogoutResponse. Resolves to where to send the browser.
+   */
+  async singleLogout(query: Record<string, string>, rawQuery: string): Promise<string> {
+    const active = this.require();
+    if (!active.idp.sloUrl) throw new NotImplemented('the identity provider offers no single logout');
+    // node-saml takes an HTTP-Redirect message without a signature as valid: here it must carry the IdP's.
+    if (!query.Signature || !query.SigAlg) {
+      throw new AssertionRefused('signature', 'the logout message is not signed');
+    }
+    let outcome: { profile: Profile | null; loggedOut: boolean };
+    try {
+      outcome = await active.saml.validateRedirectAsync(query, rawQuery);
+    } catch (err) {
+      throw new AssertionRefused(reasonOf(err), err instanceof Error ? err.message : String(err));
+    }
+    if (!query.SAMLRequest) return '/';
+    const profile = outcome.profile;
+    if (!profile?.nameID) throw new AssertionRefused('invalid', 'the LogoutRequest names nobody');
+    const key = `saml:person:${digest(profile.nameID)}`;
+    const list = parseList(await this.cache.get(key));
+    const index = typeof profile.sessionIndex === 'string' ? profile.sessionIndex : '';
+    const ending = list.filter((s) => !index || s.sessionIndex === index);
+    for (const s of ending) {
+      await this.users.endSignIn(s);
+      await this.cache.del(`saml:sign-in:${s.signIn}`);
+    }
+    const rest = list.filter((s) => !ending.includes(s));
+    if (rest.length) await this.cache.set(key, JSON.stringify(rest), this.config.auth.tokenTtl);
+    else await this.cache.del(key);
+    this.log.info({ signIns: ending.length }, 'the identity provider signed a person out');
+    return active.saml.getLogoutResponseUrlAsync(profile, query.RelayState ?? '', {}, true);
   }
 
   /**
@@ -307,19 +430,39 @@ export class SamlService {
     }
     const id = body?.$?.ID;
     const inResponseTo = typeof profile.inResponseTo === 'string' ? profile.inResponseTo : '';
-    if (!id || !inResponseTo) throw new AssertionRefused('replay', 'the assertion has no ID');
+    if (!id) throw new AssertionRefused('replay', 'the assertion has no ID');
+    // node-saml lets an answer without InResponseTo through only when IdP-initiated sign-in is on (strategyFor).
+    if (!inResponseTo && !settings.idpInitiated) {
+      throw new AssertionRefused('unsolicited', 'the answer does not answer a request started here');
+    }
     const notOnOrAfter = Date.parse(body?.Conditions?.[0]?.$?.NotOnOrAfter ?? '');
+    if (!inResponseTo) {
+      // Unsolicited: only its ID, remembered in the shared store, keeps a copy from signing in again, so it must be
+      // fresh and must say until when it holds.
+      const issued = Date.parse(body?.$?.IssueInstant ?? '');
+      const age = Date.now() - issued;
+      if (!Number.isFinite(issued) || !Number.isFinite(notOnOrAfter)) {
+        throw new AssertionRefused(
+          'expired',
+          'the unsolicited assertion has no issue instant or no NotOnOrAfter',
+        );
+      }
+      if (age > UNSOLICITED_SECONDS * 1000 + CLOCK_SKEW_MS || age < -CLOCK_SKEW_MS) {
+        throw new AssertionRefused(
+          'expired',
+          `the unsolicited assertion was issued ${Math.round(age / 1000)} s ago`,
+        );
+      }
+    }
     const keep = Number.isFinite(notOnOrAfter)
       ? Math.max(60, Math.ceil((notOnOrAfter + CLOCK_SKEW_MS - Date.now()) / 1000))
       : REQUEST_SECONDS;
-    const firstAnswer = await this.cache.setIfAbsent(
-      `saml:answered:${digest(inResponseTo)}`,
-      '1',
-      REQUEST_SECONDS,
-    );
+    const firstAnswer =
+      !inResponseTo ||
+      (await this.cache.setIfAbsent(`saml:answered:${digest(inResponseTo)}`, '1', REQUEST_SECONDS));
     const firstUse = await this.cache.setIfAbsent(`saml:assertion:${digest(id)}`, '1', keep);
     if (!firstAnswer || !firstUse) throw new AssertionRefused('replay', 'the assertion was already used');
-    return this.accounts.accountFor(
+    const user = await this.accounts.accountFor(
       {
         nameID: profile.nameID,
         nameIDFormat: profile.nameIDFormat,
@@ -327,21 +470,29 @@ export class SamlService {
       },
       settings.attributes,
     );
+    return { user, profile };
   }
 
   /** SP metadata for the IdP to import: entity ID, assertion consumer, and the signing certificate when signing. */
   metadata(): string {
     const settings = this.settings ?? fromConfig(this.samlConfig);
     const sp = this.sp(settings);
-    return generateServiceProviderMetadata({
+    const xml = generateServiceProviderMetadata({
       issuer: sp.entityId,
       callbackUrl: sp.acsUrl,
+      // Offered only when the IdP in use offers single logout too.
+      ...(this.active?.idp.sloUrl ? { logoutCallbackUrl: sp.sloUrl } : {}),
       wantAssertionsSigned: true,
       identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
       ...(settings.signRequests && settings.spCertificate
         ? { publicCerts: settings.spCertificate, privateKey: settings.spPrivateKey }
         : {}),
     });
+    // node-saml names its single logout address with the HTTP-POST binding; /slo reads the HTTP-Redirect one.
+    return xml.replace(
+      `Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${sp.sloUrl}"`,
+      `Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${sp.sloUrl}"`,
+    );
   }
 
   /** The settings as the console's instance area shows them (the SP key never leaves the server). */
@@ -362,6 +513,7 @@ export class SamlService {
       sp_certificate: s.spCertificate ?? '',
       sp_private_key_set: Boolean(s.spPrivateKey),
       local_login: s.localLogin,
+      idp_initiated: s.idpInitiated,
       attributes: {
         email: s.attributes.email ?? '',
         name: s.attributes.name ?? '',
@@ -374,6 +526,7 @@ export class SamlService {
         ? {
             entity_id: this.active.idp.entityId,
             sso_url: this.active.idp.ssoUrl,
+            slo_url: this.active.idp.sloUrl ?? '',
             certificates: this.active.idp.certificates.length,
           }
         : null,
@@ -404,6 +557,7 @@ export class SamlService {
         input.sp_private_key === undefined ? current.spPrivateKey : input.sp_private_key || undefined,
       spCertificate: input.sp_certificate || undefined,
       localLogin: input.local_login ?? true,
+      idpInitiated: input.idp_initiated ?? false,
       attributes: Object.fromEntries(
         Object.entries(input.attributes ?? {}).filter(([, v]) => typeof v === 'string' && v.trim()),
       ),
@@ -446,10 +600,20 @@ class RequestIds implements CacheProvider {
 
 interface AssertionXml {
   Assertion?: {
-    $?: { ID?: string };
+    $?: { ID?: string; IssueInstant?: string };
     Subject?: { SubjectConfirmation?: { SubjectConfirmationData?: { $?: { Recipient?: string } }[] }[] }[];
     Conditions?: { $?: { NotOnOrAfter?: string } }[];
   };
+}
+
+function parseList(text: string | null): { signIn: string; userId: string; sessionIndex: string }[] {
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text) as unknown;
+    return Array.isArray(list) ? list : [];
+  } catch {
+    return [];
+  }
 }
 
 function digest(text: string): string {
@@ -495,6 +659,7 @@ function reasonOf(err: unknown): string {
   // node-saml picks the subject confirmation whose time window holds now: none found means none is current.
   if (/expired|not yet valid|NotOnOrAfter|NotBefore|no valid subject confirmation/i.test(message))
     return 'expired';
+  if (/InResponseTo is missing/i.test(message)) return 'unsolicited';
   if (/InResponseTo/i.test(message)) return 'request';
   if (/SAML provider returned/i.test(message)) return 'idp';
   return 'invalid';

@@ -32,6 +32,8 @@ export interface SamlSettings {
   spPrivateKey?: string;
   spCertificate?: string;
   localLogin: boolean;
+  /** Accept unsolicited assertions (sign-ins started at the IdP, from its app tiles): off unless turned on. */
+  idpInitiated: boolean;
   attributes: AttributeNames;
 }
 
@@ -58,6 +60,7 @@ export function fromConfig(s: SamlConfig): SamlSettings {
     spPrivateKey: s.spPrivateKey,
     spCertificate: s.spCertificate,
     localLogin: s.localLogin ?? true,
+    idpInitiated: s.idpInitiated ?? false,
     attributes: { ...s.attributes },
   };
 }
@@ -67,6 +70,7 @@ const disabled: SamlSettings = {
   enabled: false,
   signRequests: false,
   localLogin: true,
+  idpInitiated: false,
   attributes: {},
 };
 

@@ -3,6 +3,7 @@
 export const calls = {
   samlUrl: { method: 'GET', path: '/api/user/saml/auth' },
   samlToken: { method: 'POST', path: '/api/user/saml/token' },
+  samlLogout: { method: 'POST', path: '/api/user/saml/logout' },
   samlSettings: { method: 'GET', path: '/api/admin/saml' },
   saveSamlSettings: { method: 'PUT', path: '/api/admin/saml' },
   listConnectors: { method: 'GET', path: '/api/connector' },

@@ -1,5 +1,6 @@
 import { defineWebModule, icons } from '@gatehouse/console';
 import { lazy } from 'react';
+import { calls } from './api';
 import { SamlSignIn } from './saml-sign-in';
 
 // Enterprise edition: single sign-on on the sign-in screen and container-engine connectors.
@@ -32,4 +33,11 @@ export default defineWebModule({
     },
   ],
   signIn: SamlSignIn,
+  // With SAML on, sign-out goes through the SAML call: it ends the sign-in, and answers the IdP's single logout
+  // address when the sign-in came through SAML and the IdP offers one.
+  signOut: async (api, info) => {
+    if (!info.authentication.saml) return null;
+    const answer = await api.call<{ url: string }>(calls.samlLogout, { allowUnauthorized: true });
+    return answer.url;
+  },
 });

@@ -63,6 +63,7 @@ interface Form {
   sp_private_key: string;
   sp_certificate: string;
   local_login: boolean;
+  idp_initiated: boolean;
   attributes: SamlSettingsView['attributes'];
 }
 
@@ -85,6 +86,7 @@ function formOf(s: SamlSettingsView): Form {
     sp_private_key: '',
     sp_certificate: s.sp_certificate,
     local_login: s.local_login,
+    idp_initiated: s.idp_initiated,
     attributes: { ...s.attributes },
   };
 }
@@ -142,6 +144,7 @@ export function SamlSettingsPage() {
       ...(form.sp_private_key ? { sp_private_key: form.sp_private_key } : {}),
       sp_certificate: form.sp_certificate,
       local_login: form.local_login,
+      idp_initiated: form.idp_initiated,
       attributes: form.attributes,
     };
     const ok = await action.run(async () => {
@@ -195,8 +198,16 @@ export function SamlSettingsPage() {
                 </dd>
               </>
             ) : null}
+            {s.idp ? (
+              <>
+                <dt>Single logout</dt>
+                <dd>{s.idp.slo_url || 'Not offered: signing out ends the Gatehouse sign-in only'}</dd>
+              </>
+            ) : null}
             <dt>Password sign-in</dt>
             <dd>{s.active && !s.local_login ? 'Off (SSO only)' : 'On'}</dd>
+            <dt>Sign-in started at the identity provider</dt>
+            <dd>{s.idp_initiated ? 'Accepted (each answer once)' : 'Refused'}</dd>
           </dl>
         </div>
       </Card>
@@ -296,6 +307,16 @@ export function SamlSettingsPage() {
               checked={form.local_login}
               onChange={(local_login) => set({ local_login })}
             />
+            <Switch
+              label="Accept sign-ins started at the identity provider (app tiles)"
+              checked={form.idp_initiated}
+              onChange={(idp_initiated) => set({ idp_initiated })}
+            />
+            <p className="muted" style={{ margin: 0 }}>
+              {form.idp_initiated
+                ? 'An answer that no sign-in here asked for is accepted once, within 5 minutes of being issued.'
+                : 'Off: only sign-ins started with "Sign in with SSO" here are accepted.'}
+            </p>
             <h3 style={{ margin: '8px 0 0', fontSize: 14 }}>Attribute mapping</h3>
             {attributeLabels.map(([key, label, hint]) => (
               <TextField

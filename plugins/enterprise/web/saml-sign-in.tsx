@@ -23,12 +23,14 @@ const refusals: Record<string, string> = {
   replay: 'that answer was used already. Try again.',
   account: 'your account cannot sign in here (it may be disabled, or the IdP sent no e-mail address).',
   idp: 'the identity provider did not sign you in.',
+  unsolicited:
+    'the sign-in was started at the identity provider, which this server does not accept. Use "Sign in with SSO" here.',
   busy: 'too many sign-ins from your address were refused. Wait a few minutes, then try again.',
 };
 
 /**
  * The sign-in screen's single sign-on: the button sends the browser to the identity provider; coming back, the
- * assertion consumer puts a one-time code in the address's fragment (never sent to a server, so no log keeps it),
+ * assertion consumer sends the browser back to the page it started from with a one-time code in the address's fragment (never sent to a server, so no log keeps it),
  * which this exchanges for the user record, as the password form's answer.
  */
 export function SamlSignIn({ info }: { info: InstanceInfo }) {
@@ -74,7 +76,12 @@ export function SamlSignIn({ info }: { info: InstanceInfo }) {
   const start = () =>
     action.run(async () => {
       setRefused(null);
+      // The page the person was sent to sign in from (the console shows sign-in at any address): the server
+      // brings them back there.
+      const page = window.location.pathname + window.location.search;
       const answer = await api.call<{ url: string }>(calls.samlUrl, {
+        // An address the server would refuse (`//` in it, very long) just comes back to Home.
+        query: { return_to: page === '/' || page.includes('//') || page.length > 512 ? undefined : page },
         context: 'Single sign-on is not available',
       });
       window.location.assign(answer.url);

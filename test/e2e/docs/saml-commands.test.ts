@@ -76,6 +76,7 @@ describe('docs: the commands of the SAML pages', function () {
     expect((await view()).idp).to.deep.equal({
       entity_id: 'https://idp.example.com/saml',
       sso_url: 'https://idp.example.com/saml/sso',
+      slo_url: '',
       certificates: 1,
     });
   });

@@ -93,12 +93,19 @@ export function ConsoleProvider({
 
   const signOut = useCallback(
     async (reason?: string) => {
+      // A plugin may end the sign-in itself and name where the browser goes next (the IdP's single logout).
+      let next: string | null = null;
       if (tokenRef.current) {
-        await api.call(sessionCalls.signOut, { allowUnauthorized: true }).catch(() => {});
+        for (const handler of slots.signOut) {
+          next = await handler(api, info).catch(() => null);
+          if (next !== null) break;
+        }
+        if (next === null) await api.call(sessionCalls.signOut, { allowUnauthorized: true }).catch(() => {});
       }
       endHere(reason);
+      if (next) window.location.assign(next);
     },
-    [api, endHere],
+    [api, endHere, slots, info],
   );
 
   // While the server cannot reach its database, ask it every few seconds whether it is ready again, so the

@@ -68,6 +68,11 @@ export interface WebModule {
   /** Extra content on the sign-in screen (e.g. single sign-on), given the instance info. */
   signIn?: ComponentType<{ info: InstanceInfo }>;
   /**
+   * Ends the sign-in in the plugin's own way instead of the shell's DELETE /api/auth/user (SAML single logout).
+   * Resolves to the address to send the browser to afterwards ('' for none), or null when it did not end it.
+   */
+  signOut?: SignOutHandler;
+  /**
    * Drawn where a device cannot be accepted because of the namespace's device limit (or an acceptance answered
    * 402): what the plugin offers about it (cloud billing: subscribe, with a link to Billing).
    */
@@ -86,6 +91,8 @@ export interface WebModule {
   members?: LazyExoticComponent<ComponentType> | ComponentType;
 }
 
+export type SignOutHandler = (api: ApiClient, info: InstanceInfo) => Promise<string | null>;
+
 export function defineWebModule(module: WebModule): WebModule {
   return module;
 }
@@ -97,6 +104,7 @@ export interface Slots {
   settingsTabs: SettingsTab[];
   deviceActions: DeviceAction[];
   signIn: ComponentType<{ info: InstanceInfo }>[];
+  signOut: SignOutHandler[];
   deviceLimit: ComponentType[];
   publicPages: PageEntry[];
   overlays: ComponentType[];
@@ -110,6 +118,7 @@ export function mergeSlots(modules: WebModule[]): Slots {
     settingsTabs: modules.flatMap((m) => m.settingsTabs ?? []).sort((a, b) => a.order - b.order),
     deviceActions: modules.flatMap((m) => m.deviceActions ?? []),
     signIn: modules.flatMap((m) => (m.signIn ? [m.signIn] : [])),
+    signOut: modules.flatMap((m) => (m.signOut ? [m.signOut] : [])),
     deviceLimit: modules.flatMap((m) => (m.deviceLimit ? [m.deviceLimit] : [])),
     publicPages: modules.flatMap((m) => m.publicPages ?? []),
     overlays: modules.flatMap((m) => m.overlays ?? []),

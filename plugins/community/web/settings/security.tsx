@@ -331,10 +331,25 @@ function MfaCard() {
   );
 }
 
+/** An account made by single sign-on has no password of its own: the identity provider checks who the person is. */
+function ManagedPasswordCard() {
+  return (
+    <Card title="Password">
+      <div className="card-body">
+        <p style={{ margin: 0 }}>
+          You sign in through your organization's identity provider (single sign-on), which manages your
+          password. Change it there.
+        </p>
+      </div>
+    </Card>
+  );
+}
+
 export function SecurityTab() {
+  const user = useUser();
   return (
     <div className="stack">
-      <PasswordCard />
+      {user.origin === 'saml' ? <ManagedPasswordCard /> : <PasswordCard />}
       <MfaCard />
     </div>
   );

@@ -35,7 +35,8 @@ export interface ConsoleModuleEntry {
 export interface AuthenticatedUser {
   token: string;
   id: string;
-  origin?: string;
+  /** local: the account has a password; saml: single sign-on made it (its password is the IdP's). */
+  origin?: 'local' | 'saml';
   user: string;
   name: string;
   email: string;
