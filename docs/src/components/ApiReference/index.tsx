@@ -117,12 +117,29 @@ function ParametersView({ parameters, label }: { parameters: Parameter[]; label:
   );
 }
 
-function OperationView({ document, entry }: { document: OpenApiDocument; entry: OperationEntry }) {
+/**
+ * One operation: its title, summary and authentication at once; its parameters, body, responses and Try it once
+ * `detailed` (see useDetailedCount), so that the first paint of the whole list is one short task.
+ */
+function OperationView({
+  document,
+  entry,
+  detailed,
+}: {
+  document: OpenApiDocument;
+  entry: OperationEntry;
+  detailed: boolean;
+}) {
   const { operation, method, path } = entry;
   const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
   const authNames = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
   return (
-    <section className={styles.operation} id={entry.id} data-operation={`${method.toUpperCase()} ${path}`}>
+    <section
+      className={styles.operation}
+      id={entry.id}
+      data-operation={`${method.toUpperCase()} ${path}`}
+      aria-busy={detailed ? undefined : true}
+    >
       <h3 className={styles.operationTitle}>
         <span className={`${styles.method} ${styles[`method_${method}`] ?? ''}`}>{method.toUpperCase()}</span>{' '}
         <code className={styles.path}>{path}</code>
@@ -131,6 +148,23 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
       {operation.summary ? <p className={styles.summary}>{operation.summary}</p> : null}
       {operation.description ? <p>{operation.description}</p> : null}
       <p className={styles.auth}>Authentication: {authNames.length > 0 ? authNames.join(' or ') : 'none'}</p>
+      {detailed ? <OperationDetails document={document} entry={entry} bodySchema={bodySchema} /> : null}
+    </section>
+  );
+}
+
+function OperationDetails({
+  document,
+  entry,
+  bodySchema,
+}: {
+  document: OpenApiDocument;
+  entry: OperationEntry;
+  bodySchema: Schema | undefined;
+}) {
+  const { operation, method, path } = entry;
+  return (
+    <>
       <ParametersView parameters={entry.parameters} label={`Parameters of ${method.toUpperCase()} ${path}`} />
       {bodySchema ? (
         <div>
@@ -156,8 +190,27 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
         entry={entry}
         exampleBody={bodySchema ? JSON.stringify(exampleOf(document, bodySchema), null, 2) : undefined}
       />
-    </section>
+    </>
   );
+}
+
+/** Operations whose details one task renders: a few, so that no task blocks input for long on a slow phone. */
+const DETAIL_BATCH = 3;
+
+/**
+ * How many of the shown operations (from the top) show their details: a first batch with the list, then one more
+ * batch per task, until all `total` do. Rendering every operation's details in the first commit was
+ * one long task of about a second on a throttled phone.
+ */
+function useDetailedCount(total: number): number {
+  const [count, setCount] = useState(DETAIL_BATCH);
+  useEffect(() => {
+    if (count >= total) return;
+    // A task of its own, so the browser may paint and handle input in between.
+    const timer = setTimeout(() => setCount((n) => n + DETAIL_BATCH), 0);
+    return () => clearTimeout(timer);
+  }, [count, total]);
+  return count;
 }
 
 const tagAnchor = (tag: string) => tag.replace(/[^A-Za-z0-9]+/g, '-');
@@ -173,6 +226,7 @@ function useTagChoice(): [string | undefined, (tag: string | undefined) => strin
 
 function Reference({ document, edition }: { document: OpenApiDocument; edition: string }) {
   const operations = useMemo(() => listOperations(document), [document]);
+  const detailed = useDetailedCount(operations.length);
   const [filter, setFilter] = useState('');
   const [chosenTag, tagHref] = useTagChoice();
   const tagOf = (entry: OperationEntry) => entry.operation.tags?.[0] ?? 'other';
@@ -189,6 +243,7 @@ function Reference({ document, edition }: { document: OpenApiDocument; edition: 
           .toLowerCase()
           .includes(needle)),
   );
+  const place = new Map(visible.map((entry, index) => [entry.id, index]));
   const groups = new Map<string, OperationEntry[]>();
   for (const entry of visible) groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), entry]);
   return (
@@ -240,7 +295,12 @@ function Reference({ document, edition }: { document: OpenApiDocument; edition: 
           <section key={name}>
             <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
             {entries.map((entry) => (
-              <OperationView key={entry.id} document={document} entry={entry} />
+              <OperationView
+                key={entry.id}
+                document={document}
+                entry={entry}
+                detailed={(place.get(entry.id) ?? 0) < detailed}
+              />
             ))}
           </section>
         ))}
