@@ -43,7 +43,7 @@ describe('web console: removed and unused devices', function () {
   it('counts removed and unused devices in tabs of their own', async () => {
     await page.goto(`${server.url}/devices`);
     await tabs()
-      .getByRole('link', { name: /^Unused\d+$/ })
+      .getByRole('link', { name: /^Unused\s*\d+$/ })
       .waitFor();
     const counts = await tabs().getByRole('link').allTextContents();
     expect(counts).to.deep.equal(['Accepted0', 'Pending1', 'Rejected0', 'Removed2', 'Unused1']);
