@@ -2,7 +2,7 @@ import Link from '@docusaurus/Link';
 import { useLocation } from '@docusaurus/router';
 import Layout from '@theme/Layout';
 import Loading from '@theme/Loading';
-import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { memo, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import {
   describeLimits,
   describeType,
@@ -121,7 +121,8 @@ function ParametersView({ parameters, label }: { parameters: Parameter[]; label:
  * One operation: its title, summary and authentication at once; its parameters, body, responses and Try it once
  * `detailed` (see useDetailedCount), so that the first paint of the whole list is one short task.
  */
-function OperationView({
+// Memoised: each batch of details re-renders the list, and only the operations whose `detailed` changed redo theirs.
+const OperationView = memo(function OperationView({
   document,
   entry,
   detailed,
@@ -151,7 +152,7 @@ function OperationView({
       {detailed ? <OperationDetails document={document} entry={entry} bodySchema={bodySchema} /> : null}
     </section>
   );
-}
+});
 
 function OperationDetails({
   document,
