@@ -214,6 +214,9 @@ function useDetailedCount(total: number): number {
   return count;
 }
 
+/** The section an operation is listed under: its first tag. */
+const tagOf = (entry: OperationEntry) => entry.operation.tags?.[0] ?? 'other';
+
 const tagAnchor = (tag: string) => tag.replace(/[^A-Za-z0-9]+/g, '-');
 
 /** The reader's `?tag=` choice: one page per tag, the whole document without it. */
@@ -227,26 +230,25 @@ function useTagChoice(): [string | undefined, (tag: string | undefined) => strin
 
 function Reference({ document, edition }: { document: OpenApiDocument; edition: string }) {
   const operations = useMemo(() => listOperations(document), [document]);
-  const detailed = useDetailedCount(operations.length);
   const [filter, setFilter] = useState('');
   const [chosenTag, tagHref] = useTagChoice();
-  const tagOf = (entry: OperationEntry) => entry.operation.tags?.[0] ?? 'other';
   const allGroups = new Map<string, OperationEntry[]>();
   for (const entry of operations)
     allGroups.set(tagOf(entry), [...(allGroups.get(tagOf(entry)) ?? []), entry]);
   const tag = chosenTag && allGroups.has(chosenTag) ? chosenTag : undefined;
   const needle = filter.trim().toLowerCase();
-  const visible = operations.filter(
-    (entry) =>
-      (!tag || tagOf(entry) === tag) &&
-      (!needle ||
-        `${entry.method} ${entry.path} ${entry.operation.summary ?? ''} ${(entry.operation.tags ?? []).join(' ')}`
-          .toLowerCase()
-          .includes(needle)),
+  const visible = useMemo(
+    () =>
+      operations.filter(
+        (entry) =>
+          (!tag || tagOf(entry) === tag) &&
+          (!needle ||
+            `${entry.method} ${entry.path} ${entry.operation.summary ?? ''} ${(entry.operation.tags ?? []).join(' ')}`
+              .toLowerCase()
+              .includes(needle)),
+      ),
+    [operations, tag, needle],
   );
-  const place = new Map(visible.map((entry, index) => [entry.id, index]));
-  const groups = new Map<string, OperationEntry[]>();
-  for (const entry of visible) groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), entry]);
   return (
     <div
       className={`row ${styles.layout}`}
@@ -292,23 +294,37 @@ function Reference({ document, edition }: { document: OpenApiDocument; edition: 
             placeholder="path, method or tag"
           />
         </label>
-        {[...groups.entries()].map(([name, entries]) => (
-          <section key={name}>
-            <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
-            {entries.map((entry) => (
-              <OperationView
-                key={entry.id}
-                document={document}
-                entry={entry}
-                detailed={(place.get(entry.id) ?? 0) < detailed}
-              />
-            ))}
-          </section>
-        ))}
+        <OperationGroups document={document} visible={visible} />
       </div>
     </div>
   );
 }
+
+/**
+ * The shown operations under a heading per tag. It alone re-renders for each batch of details (the side menu's
+ * links would otherwise be rendered again, and each would start watching its visibility again).
+ */
+const OperationGroups = memo(function OperationGroups({
+  document,
+  visible,
+}: {
+  document: OpenApiDocument;
+  visible: OperationEntry[];
+}) {
+  const detailed = useDetailedCount(visible.length);
+  const groups = new Map<string, { entry: OperationEntry; place: number }[]>();
+  visible.forEach((entry, place) => {
+    groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), { entry, place }]);
+  });
+  return [...groups.entries()].map(([name, entries]) => (
+    <section key={name}>
+      <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
+      {entries.map(({ entry, place }) => (
+        <OperationView key={entry.id} document={document} entry={entry} detailed={place < detailed} />
+      ))}
+    </section>
+  ));
+});
 
 /** Where "Try it" sends requests: a Gatehouse server the reader names, never this documentation host. */
 function ServerSetting() {
