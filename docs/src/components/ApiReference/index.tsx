@@ -2,7 +2,7 @@ import Link from '@docusaurus/Link';
 import { useLocation } from '@docusaurus/router';
 import Layout from '@theme/Layout';
 import Loading from '@theme/Loading';
-import { memo, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { memo, type ReactNode, startTransition, useCallback, useEffect, useMemo, useState } from 'react';
 import {
   describeLimits,
   describeType,
@@ -196,7 +196,7 @@ function OperationDetails({
 }
 
 /** Operations whose details one task renders: a few, so that no task blocks input for long on a slow phone. */
-const DETAIL_BATCH = 3;
+const DETAIL_BATCH = 2;
 
 /**
  * How many of the shown operations (from the top) show their details: a first batch with the list, then one more
@@ -208,7 +208,8 @@ function useDetailedCount(total: number): number {
   useEffect(() => {
     if (count >= total) return;
     // A task of its own, so the browser may paint and handle input in between.
-    const timer = setTimeout(() => setCount((n) => n + DETAIL_BATCH), 0);
+    // A transition: React renders it in slices of a few milliseconds, so only the DOM insertion is one task.
+    const timer = setTimeout(() => startTransition(() => setCount((n) => n + DETAIL_BATCH)), 0);
     return () => clearTimeout(timer);
   }, [count, total]);
   return count;
@@ -352,7 +353,9 @@ export default function ApiReferencePage({ edition, load }: Props): ReactNode {
   const fetchDocument = useCallback(() => {
     setState({ status: 'loading' });
     load().then(
-      (module) => setState({ status: 'ready', document: module.default as OpenApiDocument }),
+      // A transition as well: the first render of the whole list is sliced too.
+      (module) =>
+        startTransition(() => setState({ status: 'ready', document: module.default as OpenApiDocument })),
       (error: unknown) =>
         setState({ status: 'failed', error: error instanceof Error ? error : new Error(String(error)) }),
     );
