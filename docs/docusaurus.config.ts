@@ -129,6 +129,8 @@ const config: Config = {
       } satisfies Preset.Options,
     ],
   ],
+  // Chunks load when a link is pointed at or touched, not when it scrolls into view (see the module).
+  clientModules: ['./src/client/prefetch-on-intent.ts'],
   plugins: [
     'docusaurus-plugin-image-zoom',
     './plugins/html-redirects/index.mjs',

@@ -1,9 +1,10 @@
-// Lighthouse performance and accessibility of the docs site (median of 3 runs) for the
-// home page, a guide and an API page, for bench/RESULTS.md. Uses the existing build
+// Lighthouse performance and accessibility of the docs site (median of 3 runs) for each page type: the home
+// page, a guide, the API reference, a developers page and a page of the older 0.1 release, for bench/RESULTS.md. Uses the existing build
 // (run `npm run docs:build` first), the compressing static server `npm run docs:serve`
 // runs, and Debian Chromium.
 //   npx tsx bench/docs/lighthouse.ts            Lighthouse's default: mobile, simulated slow 4G, 4x CPU slowdown
 //   npx tsx bench/docs/lighthouse.ts desktop    Lighthouse's desktop preset
+//   npx tsx bench/docs/lighthouse.ts mobile /   the named pages only (after the preset)
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -14,7 +15,14 @@ import { startDocsServer } from '../../test/e2e/docs/docs-site';
 const run = promisify(execFile);
 const lighthouse = resolve(import.meta.dirname, '../../node_modules/.bin/lighthouse');
 const preset = process.argv[2] === 'desktop' ? 'desktop' : 'mobile';
-const pages = ['/', '/user-guides/devices/connecting', '/developers/openapi/community'];
+const pageTypes = [
+  '/',
+  '/user-guides/devices/connecting',
+  '/developers/openapi/community',
+  '/developers/architecture',
+  '/0.1/user-guides/devices/connecting',
+];
+const pages = process.argv.length > 3 ? process.argv.slice(3) : pageTypes;
 const runs = 3;
 const chromeFlags = [
   '--headless',
@@ -33,6 +41,7 @@ interface Report {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
+const loadAtStart = loadavg()[0]?.toFixed(1);
 const server = await startDocsServer();
 const out = mkdtempSync(join(tmpdir(), 'gatehouse-lighthouse-'));
 const rows: string[] = [];
@@ -70,6 +79,8 @@ try {
   await server.stop();
   rmSync(out, { recursive: true, force: true });
 }
-console.log(`Lighthouse ${preset}, median of ${runs}; load average at the end ${loadavg()[0]?.toFixed(1)}`);
+console.log(
+  `Lighthouse ${preset}, median of ${runs}; load average (1 min) at the start ${loadAtStart}, at the end ${loadavg()[0]?.toFixed(1)}`,
+);
 console.log('| page | performance (runs) | accessibility | LCP | TBT | CLS |\n|---|---|---|---|---|---|');
 console.log(rows.join('\n'));

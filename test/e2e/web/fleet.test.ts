@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { AgentProcess, eventually } from '../../support/agent-process';
-import { expectAccessible, noWiderThanScreen, signIn } from './support/browser';
+import { expectAccessible, noWiderThanScreen, signIn, tableShowsDevices } from './support/browser';
 import type { ConsoleServer } from './support/console-server';
 import {
   addTeam,
@@ -36,25 +36,7 @@ describe('web console: fleet tools on the device list', function () {
   const register = (hostname: string, mac: string, os?: { id: string; pretty_name: string }) =>
     registerInConsole({ server, auth }, { hostname, mac, keyLabel: `${hostname}-${mac}`, os });
 
-  /** The device names the table shows, once they are `expected` (in any order). */
-  const shows = async (p: Page, table: string, expected: string[]) => {
-    const want = [...expected].sort().join(',');
-    let seen = '';
-    await eventually(
-      async () => {
-        const names = await p
-          .getByRole('table', { name: table })
-          .locator('tbody tr a[href^="/device/"]:not(.btn)')
-          .allTextContents();
-        seen = names.sort().join(',');
-        return seen === want || undefined;
-      },
-      `${table} to show ${want}`,
-      10_000,
-    ).catch(() => {
-      throw new Error(`${table}: expected ${want}, saw ${seen}`);
-    });
-  };
+  const shows = tableShowsDevices;
   const tabCount = async (p: Page, label: string) =>
     (await p
       .getByRole('navigation', { name: 'Devices by status' })

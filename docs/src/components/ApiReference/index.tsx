@@ -2,7 +2,7 @@ import Link from '@docusaurus/Link';
 import { useLocation } from '@docusaurus/router';
 import Layout from '@theme/Layout';
 import Loading from '@theme/Loading';
-import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { memo, type ReactNode, startTransition, useCallback, useEffect, useMemo, useState } from 'react';
 import {
   describeLimits,
   describeType,
@@ -117,12 +117,30 @@ function ParametersView({ parameters, label }: { parameters: Parameter[]; label:
   );
 }
 
-function OperationView({ document, entry }: { document: OpenApiDocument; entry: OperationEntry }) {
+/**
+ * One operation: its title, summary and authentication at once; its parameters, body, responses and Try it once
+ * `detailed` (see useDetailedCount), so that the first paint of the whole list is one short task.
+ */
+// Memoised: each batch of details re-renders the list, and only the operations whose `detailed` changed redo theirs.
+const OperationView = memo(function OperationView({
+  document,
+  entry,
+  detailed,
+}: {
+  document: OpenApiDocument;
+  entry: OperationEntry;
+  detailed: boolean;
+}) {
   const { operation, method, path } = entry;
   const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
   const authNames = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
   return (
-    <section className={styles.operation} id={entry.id} data-operation={`${method.toUpperCase()} ${path}`}>
+    <section
+      className={styles.operation}
+      id={entry.id}
+      data-operation={`${method.toUpperCase()} ${path}`}
+      aria-busy={detailed ? undefined : true}
+    >
       <h3 className={styles.operationTitle}>
         <span className={`${styles.method} ${styles[`method_${method}`] ?? ''}`}>{method.toUpperCase()}</span>{' '}
         <code className={styles.path}>{path}</code>
@@ -131,6 +149,23 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
       {operation.summary ? <p className={styles.summary}>{operation.summary}</p> : null}
       {operation.description ? <p>{operation.description}</p> : null}
       <p className={styles.auth}>Authentication: {authNames.length > 0 ? authNames.join(' or ') : 'none'}</p>
+      {detailed ? <OperationDetails document={document} entry={entry} bodySchema={bodySchema} /> : null}
+    </section>
+  );
+});
+
+function OperationDetails({
+  document,
+  entry,
+  bodySchema,
+}: {
+  document: OpenApiDocument;
+  entry: OperationEntry;
+  bodySchema: Schema | undefined;
+}) {
+  const { operation, method, path } = entry;
+  return (
+    <>
       <ParametersView parameters={entry.parameters} label={`Parameters of ${method.toUpperCase()} ${path}`} />
       {bodySchema ? (
         <div>
@@ -156,9 +191,32 @@ function OperationView({ document, entry }: { document: OpenApiDocument; entry: 
         entry={entry}
         exampleBody={bodySchema ? JSON.stringify(exampleOf(document, bodySchema), null, 2) : undefined}
       />
-    </section>
+    </>
   );
 }
+
+/** Operations whose details one task renders: a few, so that no task blocks input for long on a slow phone. */
+const DETAIL_BATCH = 2;
+
+/**
+ * How many of the shown operations (from the top) show their details: a first batch with the list, then one more
+ * batch per task, until all `total` do. Rendering every operation's details in the first commit was
+ * one long task of about a second on a throttled phone.
+ */
+function useDetailedCount(total: number): number {
+  const [count, setCount] = useState(DETAIL_BATCH);
+  useEffect(() => {
+    if (count >= total) return;
+    // A task of its own, so the browser may paint and handle input in between.
+    // A transition: React renders it in slices of a few milliseconds, so only the DOM insertion is one task.
+    const timer = setTimeout(() => startTransition(() => setCount((n) => n + DETAIL_BATCH)), 0);
+    return () => clearTimeout(timer);
+  }, [count, total]);
+  return count;
+}
+
+/** The section an operation is listed under: its first tag. */
+const tagOf = (entry: OperationEntry) => entry.operation.tags?.[0] ?? 'other';
 
 const tagAnchor = (tag: string) => tag.replace(/[^A-Za-z0-9]+/g, '-');
 
@@ -175,22 +233,23 @@ function Reference({ document, edition }: { document: OpenApiDocument; edition: 
   const operations = useMemo(() => listOperations(document), [document]);
   const [filter, setFilter] = useState('');
   const [chosenTag, tagHref] = useTagChoice();
-  const tagOf = (entry: OperationEntry) => entry.operation.tags?.[0] ?? 'other';
   const allGroups = new Map<string, OperationEntry[]>();
   for (const entry of operations)
     allGroups.set(tagOf(entry), [...(allGroups.get(tagOf(entry)) ?? []), entry]);
   const tag = chosenTag && allGroups.has(chosenTag) ? chosenTag : undefined;
   const needle = filter.trim().toLowerCase();
-  const visible = operations.filter(
-    (entry) =>
-      (!tag || tagOf(entry) === tag) &&
-      (!needle ||
-        `${entry.method} ${entry.path} ${entry.operation.summary ?? ''} ${(entry.operation.tags ?? []).join(' ')}`
-          .toLowerCase()
-          .includes(needle)),
+  const visible = useMemo(
+    () =>
+      operations.filter(
+        (entry) =>
+          (!tag || tagOf(entry) === tag) &&
+          (!needle ||
+            `${entry.method} ${entry.path} ${entry.operation.summary ?? ''} ${(entry.operation.tags ?? []).join(' ')}`
+              .toLowerCase()
+              .includes(needle)),
+      ),
+    [operations, tag, needle],
   );
-  const groups = new Map<string, OperationEntry[]>();
-  for (const entry of visible) groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), entry]);
   return (
     <div
       className={`row ${styles.layout}`}
@@ -236,18 +295,37 @@ function Reference({ document, edition }: { document: OpenApiDocument; edition: 
             placeholder="path, method or tag"
           />
         </label>
-        {[...groups.entries()].map(([name, entries]) => (
-          <section key={name}>
-            <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
-            {entries.map((entry) => (
-              <OperationView key={entry.id} document={document} entry={entry} />
-            ))}
-          </section>
-        ))}
+        <OperationGroups document={document} visible={visible} />
       </div>
     </div>
   );
 }
+
+/**
+ * The shown operations under a heading per tag. It alone re-renders for each batch of details (the side menu's
+ * links would otherwise be rendered again, and each would start watching its visibility again).
+ */
+const OperationGroups = memo(function OperationGroups({
+  document,
+  visible,
+}: {
+  document: OpenApiDocument;
+  visible: OperationEntry[];
+}) {
+  const detailed = useDetailedCount(visible.length);
+  const groups = new Map<string, { entry: OperationEntry; place: number }[]>();
+  visible.forEach((entry, place) => {
+    groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), { entry, place }]);
+  });
+  return [...groups.entries()].map(([name, entries]) => (
+    <section key={name}>
+      <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
+      {entries.map(({ entry, place }) => (
+        <OperationView key={entry.id} document={document} entry={entry} detailed={place < detailed} />
+      ))}
+    </section>
+  ));
+});
 
 /** Where "Try it" sends requests: a Gatehouse server the reader names, never this documentation host. */
 function ServerSetting() {
@@ -275,7 +353,9 @@ export default function ApiReferencePage({ edition, load }: Props): ReactNode {
   const fetchDocument = useCallback(() => {
     setState({ status: 'loading' });
     load().then(
-      (module) => setState({ status: 'ready', document: module.default as OpenApiDocument }),
+      // A transition as well: the first render of the whole list is sliced too.
+      (module) =>
+        startTransition(() => setState({ status: 'ready', document: module.default as OpenApiDocument })),
       (error: unknown) =>
         setState({ status: 'failed', error: error instanceof Error ? error : new Error(String(error)) }),
     );

@@ -34,10 +34,13 @@ import { InstallCommands } from './install';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { noteAccepted, useRefreshWhileWaiting, waitingForAgent } from './waiting';
 
+// One tab per device status, so that removed and unused devices can be found and accepted again too.
 const views: { status: DeviceStatus; label: string }[] = [
   { status: 'accepted', label: 'Accepted' },
   { status: 'pending', label: 'Pending' },
   { status: 'rejected', label: 'Rejected' },
+  { status: 'removed', label: 'Removed' },
+  { status: 'unused', label: 'Unused' },
 ];
 
 export function StatusBadge({ device }: { device: Device }) {
@@ -61,7 +64,9 @@ export function StatusBadge({ device }: { device: Device }) {
   }
   if (device.status === 'pending') return <span className="badge badge-warn">Pending</span>;
   if (device.status === 'rejected') return <span className="badge badge-danger">Rejected</span>;
-  return <span className="badge">{device.status}</span>;
+  return (
+    <span className="badge">{views.find((v) => v.status === device.status)?.label ?? device.status}</span>
+  );
 }
 
 /** Why a pending device cannot be accepted (the namespace device limit). */
@@ -403,15 +408,17 @@ function DeviceList({
                   </Button>
                 </>
               ) : null}
-              <Button
-                size="sm"
-                variant="ghost"
-                {...can(kind.calls.remove, `remove ${kind.noun}s`).gate}
-                onClick={() => setDialog({ kind: 'remove', device: d })}
-                aria-label={`Remove ${d.name}`}
-              >
-                Remove
-              </Button>
+              {d.status !== 'removed' ? (
+                <Button
+                  size="sm"
+                  variant="ghost"
+                  {...can(kind.calls.remove, `remove ${kind.noun}s`).gate}
+                  onClick={() => setDialog({ kind: 'remove', device: d })}
+                  aria-label={`Remove ${d.name}`}
+                >
+                  Remove
+                </Button>
+              ) : null}
             </div>
           );
         },
@@ -446,6 +453,14 @@ function DeviceList({
     rejected: {
       title: `No rejected ${kind.noun}s`,
       body: `${kind.plural} you reject are kept here; you can accept them later.`,
+    },
+    removed: {
+      title: `No removed ${kind.noun}s`,
+      body: `${kind.plural} you remove are kept here; you can accept them again. One that was accepted keeps its slot for 30 days after its removal.`,
+    },
+    unused: {
+      title: `No unused ${kind.noun}s`,
+      body: `${kind.plural} set aside as unused (through the API) are kept here with their history; you can accept them again.`,
     },
   };
   const empty = filtered
@@ -599,14 +614,16 @@ function DeviceList({
             >
               Add tag
             </Button>
-            <Button
-              size="sm"
-              {...removeCan.gate}
-              disabled={!removeCan.allowed || bulkBusy || undefined}
-              onClick={() => setBulk('remove')}
-            >
-              Remove selected
-            </Button>
+            {status !== 'removed' ? (
+              <Button
+                size="sm"
+                {...removeCan.gate}
+                disabled={!removeCan.allowed || bulkBusy || undefined}
+                onClick={() => setBulk('remove')}
+              >
+                Remove selected
+              </Button>
+            ) : null}
             <Button size="sm" variant="ghost" onClick={() => setSelected(new Set())}>
               Clear selection
             </Button>

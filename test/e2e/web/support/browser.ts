@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { eventually } from '../../../support/agent-process';
 import { axeSource } from './console-server';
 
 /** Debian's Chromium, driven by playwright-core (nothing is downloaded). */
@@ -121,4 +122,24 @@ export async function noWiderThanScreen(page: Page, screen: string): Promise<voi
     '[document.documentElement.scrollWidth, window.innerWidth]',
   )) as number[];
   expect(widths[0], `${screen}: page width against the screen`).to.be.at.most(widths[1] as number);
+}
+
+/** Waits until the table named `table` lists exactly the devices `expected` (in any order), naming what it saw. */
+export async function tableShowsDevices(page: Page, table: string, expected: string[]): Promise<void> {
+  const want = [...expected].sort().join(',');
+  let seen = '';
+  await eventually(
+    async () => {
+      const names = await page
+        .getByRole('table', { name: table })
+        .locator('tbody tr a[href^="/device/"]:not(.btn)')
+        .allTextContents();
+      seen = names.sort().join(',');
+      return seen === want || undefined;
+    },
+    `${table} to show ${want}`,
+    10_000,
+  ).catch(() => {
+    throw new Error(`${table}: expected ${want}, saw ${seen}`);
+  });
 }
