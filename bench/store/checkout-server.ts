@@ -4,8 +4,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freshDatabase } from '../../test/support/server';
 
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -83,4 +86,29 @@ export async function signUp(
   await post(`/api/setup?sign=${sign}`, user);
   const login = await post('/api/login', { username: 'bench', password: 'bench-pass' });
   return { token: login.token as string, tenant: login.tenant as string };
+}
+
+/**
+ * Where one checkout's server runs in a benchmark: a fresh PostgreSQL database, a data folder, free ports, and the
+ * environment that points the server at them (`extra` adds or overrides variables).
+ */
+export async function serverPlace(
+  prefix: string,
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ databaseUrl: string; dataDir: string; url: string; env: NodeJS.ProcessEnv }> {
+  const databaseUrl = await freshDatabase();
+  if (!databaseUrl) throw new Error('set TEST_DATABASE_URL: the figures are for PostgreSQL');
+  const dataDir = mkdtempSync(path.join(tmpdir(), prefix));
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    GATEHOUSE_DATABASE_URL: databaseUrl,
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_HTTP_PORT: String(port),
+    GATEHOUSE_SSH_PORT: String(await freePort()),
+    GATEHOUSE_LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  return { databaseUrl, dataDir, url: `http://127.0.0.1:${port}`, env };
 }

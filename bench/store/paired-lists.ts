@@ -12,13 +12,12 @@
  * its middle 95 % over bootstrap resamples, and each server's CPU milliseconds per call over the same calls.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { dropDatabase, freshDatabase } from '../../test/support/server';
+import { dropDatabase } from '../../test/support/server';
 import { cpuMs } from '../cpu-time';
 import { dropJsonFlag, writeFigures } from '../figures';
-import { freePort, percentile, signUp, startCheckout, stopCheckout } from './checkout-server';
+import { percentile, serverPlace, signUp, startCheckout, stopCheckout } from './checkout-server';
 import { deviceLists, seedDevices } from './device-lists';
 
 const args = process.argv.slice(2);
@@ -43,20 +42,7 @@ interface Running {
 }
 
 async function start(checkout: string): Promise<Running> {
-  const databaseUrl = await freshDatabase();
-  if (!databaseUrl) throw new Error('set TEST_DATABASE_URL: the figures are for PostgreSQL');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-paired-'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    GATEHOUSE_DATABASE_URL: databaseUrl,
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_HTTP_PORT: String(port),
-    GATEHOUSE_SSH_PORT: String(await freePort()),
-    GATEHOUSE_LOG_LEVEL: 'warn',
-  };
+  const { databaseUrl, dataDir, url, env } = await serverPlace('gatehouse-bench-paired-');
   const { child } = await startCheckout(checkout, env, url);
   const login = await signUp(checkout, env, url);
   await seedDevices(databaseUrl, login.tenant, deviceCount);

@@ -9,32 +9,18 @@
  * The checkout runs as its own server process (its console built), on a fresh database, with five devices
  * registered and two of them accepted. Files are `<out-dir>/<label>-<screen>-<width>.png`.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { agentAuthRequest } from '../../test/support/device-keys';
-import { dropDatabase, freshDatabase } from '../../test/support/server';
-import { freePort, signUp, startCheckout, stopCheckout } from '../store/checkout-server';
+import { dropDatabase } from '../../test/support/server';
+import { serverPlace, signUp, startCheckout, stopCheckout } from '../store/checkout-server';
 
 const [checkout, outDir, label] = process.argv.slice(2);
 if (!checkout || !outDir || !label) throw new Error('usage: screenshots.ts <checkout> <out-dir> <label>');
 mkdirSync(outDir, { recursive: true });
 
-const databaseUrl = await freshDatabase();
-if (!databaseUrl) throw new Error('set TEST_DATABASE_URL');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-screenshots-'));
-const port = await freePort();
-const url = `http://127.0.0.1:${port}`;
-const env: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  HOME: process.env.HOME,
-  GATEHOUSE_DATABASE_URL: databaseUrl,
-  GATEHOUSE_DATA_DIR: dataDir,
-  GATEHOUSE_HTTP_PORT: String(port),
-  GATEHOUSE_SSH_PORT: String(await freePort()),
-  GATEHOUSE_LOG_LEVEL: 'warn',
-};
+const { databaseUrl, dataDir, url, env } = await serverPlace('gatehouse-screenshots-');
 const { child } = await startCheckout(path.resolve(checkout), env, url);
 try {
   const login = await signUp(path.resolve(checkout), env, url);
