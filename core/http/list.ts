@@ -16,12 +16,24 @@ export const pageQuery = {
  * does not offer it), and sorting over the given fields.
  */
 export function listQuery<P extends TProperties = Record<never, never>>(
-  opts: { sortBy?: string[]; sortDefault?: string; filter?: boolean; extra?: P } = {},
+  opts: {
+    sortBy?: string[];
+    sortDefault?: string;
+    /** A pattern of further sort fields, beside the named ones (the keys of a JSON column, say). */
+    sortPattern?: { pattern: string; description: string };
+    filter?: boolean;
+    extra?: P;
+  } = {},
 ) {
   // Validated as the union of the allowed fields; typed as a string for handlers.
   const sortBy = (opts.sortBy
     ? T.Union(
-        opts.sortBy.map((s) => T.Literal(s)),
+        [
+          ...opts.sortBy.map((s) => T.Literal(s)),
+          ...(opts.sortPattern
+            ? [T.String({ pattern: opts.sortPattern.pattern, description: opts.sortPattern.description })]
+            : []),
+        ],
         { default: opts.sortDefault ?? opts.sortBy[0], description: 'Field to sort by.' },
       )
     : T.String({ default: '', description: 'Field to sort by.' })) as unknown as TString;
@@ -58,6 +70,8 @@ export interface FilterField {
    * JSON column, or a derived value such as online. Only the string and boolean kinds take one.
    */
   sql?: string;
+  /** Values bound to the `?` placeholders of `sql`: where a request names part of it (a JSON key). */
+  bindings?: readonly (string | number)[];
 }
 
 const operators = new Set(['contains', 'eq', 'bool', 'gt', 'lt']);
@@ -227,17 +241,18 @@ function expressionCondition(
   bad: () => Invalid,
 ): (b: Knex.QueryBuilder) => void {
   const sql = `(${field.sql})`;
+  const own = field.bindings ?? [];
   if (field.kind === 'string') {
     if (op === 'contains' && typeof value === 'string')
-      return (b) => void b.whereRaw(`${sql} ilike ?`, [`%${value.replace(/[\\%_]/g, '\\$&')}%`]);
+      return (b) => void b.whereRaw(`${sql} ilike ?`, [...own, `%${value.replace(/[\\%_]/g, '\\$&')}%`]);
     if (op === 'eq' && (typeof value === 'string' || typeof value === 'number'))
-      return (b) => void b.whereRaw(`${sql} = ?`, [String(value)]);
+      return (b) => void b.whereRaw(`${sql} = ?`, [...own, String(value)]);
     throw bad();
   }
   if (field.kind === 'boolean' && (op === 'eq' || op === 'bool')) {
     const v = booleanOf(value);
     if (v === undefined) throw bad();
-    return (b) => void b.whereRaw(`${sql} = ?`, [v]);
+    return (b) => void b.whereRaw(`${sql} = ?`, [...own, v]);
   }
   throw bad();
 }
@@ -258,7 +273,8 @@ type PageableQuery<Row> = Knex.QueryBuilder | (Row extends Model ? QueryBuilder<
 export async function listPage<Row>(
   qb: PageableQuery<Row>,
   query: { page: number; per_page: number },
-  order?: { column: string; direction: 'asc' | 'desc' },
+  /** A column, or an expression (its own nulls, if any, sort as its SQL says: nullsWhere does not apply). */
+  order?: { column: string | Knex.Raw; direction: 'asc' | 'desc' },
   /** The total when the caller keeps it exactly (a kept count), or its read: the query is then not counted. */
   known?: number | Promise<number>,
   /**

@@ -32,6 +32,8 @@ export class Device extends TenantModel {
   declare connected: boolean;
   declare remote_addr: string;
   declare tags: string[];
+  /** Custom fields: a JSON object of strings (at most MAX_CUSTOM_FIELDS keys). */
+  declare custom_fields: Record<string, string>;
   declare public_url: boolean;
   declare removed_at: Date | null;
   declare created_at: Date;

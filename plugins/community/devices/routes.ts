@@ -2,15 +2,18 @@ import { defineRoute, listQuery, NotFound, type RouteDef, type RouteSchema } fro
 import { Type as T } from '@sinclair/typebox';
 import type { DeviceKind } from './model';
 import {
+  customFieldKey,
+  customFieldValue,
   device,
   deviceAuthAnswer,
   deviceAuthBody,
   deviceStatuses,
   deviceUid,
   deviceUpdate,
+  MAX_CUSTOM_FIELDS,
   tag,
 } from './schemas';
-import { deviceSortFields } from './service';
+import { customFieldSort, deviceSortFields } from './service';
 
 const uidParams = T.Object({ uid: deviceUid });
 
@@ -129,6 +132,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         query: listQuery({
           sortBy: deviceSortFields,
           sortDefault: 'last_seen',
+          sortPattern: customFieldSort,
           extra: {
             status: T.Union(
               deviceStatuses.map((s) => T.Literal(s)),
@@ -168,6 +172,29 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       },
       handler({ query, services }) {
         return services.namespaceDevices.operatingSystems(kind, query.status);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: `${base}/custom_fields`,
+      auth: ['user', 'apiKey'],
+      role: 'observer',
+      summary: `Custom field keys of the ${noun}s`,
+      description:
+        `The custom field keys the namespace's ${noun}s of one status hold, with how many hold each, most held ` +
+        'first (at most 100): the keys the list filters and sorts on as custom_fields.<key>.',
+      tags: [group],
+      schema: {
+        query: T.Object({
+          status: T.Union(
+            deviceStatuses.map((s) => T.Literal(s)),
+            { default: 'accepted', description: 'Which status to count.' },
+          ),
+        }),
+        response: { 200: T.Array(T.Object({ key: customFieldKey, count: T.Integer({ minimum: 1 }) })) },
+      },
+      handler({ query, services }) {
+        return services.namespaceDevices.customFieldKeys(kind, query.status);
       },
     }),
     defineRoute({
@@ -296,6 +323,41 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       schema: { params: T.Object({ uid: deviceUid, tag }), response: { 200: T.Object({}) } },
       async handler({ params, services }) {
         await services.tags.removeFromDevice(kind, params.uid, params.tag);
+        return {};
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: `${base}/:uid/custom_fields/:key`,
+      auth: ['user', 'apiKey'],
+      role: 'operator',
+      summary: `Set a custom field of a ${noun}`,
+      description:
+        'Sets or changes one custom field; the same key and value again changes nothing. Adding a key when the ' +
+        `${noun} holds ${MAX_CUSTOM_FIELDS} already is 400 ["key"]. The list filters on custom_fields.<key> ` +
+        '(eq, contains) and sorts by it (sort_by=custom_fields.<key>).',
+      tags: [group],
+      schema: {
+        params: T.Object({ uid: deviceUid, key: customFieldKey }),
+        body: T.Object({ value: customFieldValue }, { additionalProperties: false }),
+        response: { 200: T.Object({}) },
+      },
+      async handler({ params, body, services }) {
+        await services.namespaceDevices.setCustomField(kind, params.uid, params.key, body.value);
+        return {};
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path: `${base}/:uid/custom_fields/:key`,
+      auth: ['user', 'apiKey'],
+      role: 'operator',
+      summary: `Remove a custom field of a ${noun}`,
+      description: 'Removing a key the device does not hold is no error (200).',
+      tags: [group],
+      schema: { params: T.Object({ uid: deviceUid, key: customFieldKey }), response: { 200: T.Object({}) } },
+      async handler({ params, services }) {
+        await services.namespaceDevices.removeCustomField(kind, params.uid, params.key);
         return {};
       },
     }),

@@ -23,6 +23,26 @@ export const deviceName = T.String({
 /** Tag: 3 to 255 characters; no slash or white space, since tags travel in paths. */
 export const tag = T.String({ minLength: 3, maxLength: 255, pattern: '^[^/\\s]+$' });
 
+/** Most custom fields one device holds; setting one more key is 400 ["key"]. */
+export const MAX_CUSTOM_FIELDS = 32;
+
+/**
+ * A custom field's key: 1 to 64 letters, digits, `_`, `-` or `.`. It travels in paths and names a list filter and
+ * sort field (`custom_fields.<key>`), so it holds nothing a path, a query or a JSON path would read specially.
+ */
+export const customFieldKey = T.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description: 'Custom field key: 1 to 64 letters, digits, `_`, `-` or `.`.',
+});
+export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export const customFieldValue = T.String({
+  maxLength: 256,
+  description: 'Custom field value, at most 256 characters.',
+});
+
 export const deviceInfo = T.Object({
   id: T.String({ maxLength: 64, description: 'Distribution id from /etc/os-release.' }),
   pretty_name: T.String({ maxLength: 255 }),
@@ -74,6 +94,9 @@ export const device = T.Object({
   remote_addr: T.String(),
   position: T.Object({ latitude: T.Number(), longitude: T.Number() }),
   tags: T.Array(T.String()),
+  custom_fields: T.Record(T.String(), T.String(), {
+    description: `The namespace's own key-value metadata of the device (at most ${MAX_CUSTOM_FIELDS} keys).`,
+  }),
   public_url: T.Boolean(),
   acceptable: T.Boolean({ description: 'Whether accepting it now would succeed within the device limit.' }),
   identity_conflict: T.Union([T.Object({ uid: deviceUid, name: T.String() }), T.Null()], {

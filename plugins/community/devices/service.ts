@@ -40,7 +40,13 @@ import type { Stats } from '../stats/schemas';
 import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
 import { Device, DeviceCount, type DeviceKind, DeviceTagCount } from './model';
-import type { DeviceStatus, DeviceView, deviceAuthBody, deviceUpdate } from './schemas';
+import {
+  type DeviceStatus,
+  type DeviceView,
+  type deviceAuthBody,
+  type deviceUpdate,
+  MAX_CUSTOM_FIELDS,
+} from './schemas';
 
 /** The device counts of `GET /api/stats`; its sessions feature adds the rest. */
 type DeviceCounts = Omit<Stats, 'active_sessions'>;
@@ -65,6 +71,7 @@ export interface DeviceRow {
   connected: boolean;
   remote_addr: string;
   tags: string[];
+  custom_fields: Record<string, string>;
   public_url: boolean;
   removed_at: Date | null;
   created_at: Date;
@@ -124,6 +131,39 @@ const sortColumns: Record<string, string> = {
   online: 'devices.connected',
 };
 export const deviceSortFields = Object.keys(sortColumns);
+/** Beside those, a list sorts by any custom field, `custom_fields.<key>`. */
+export const customFieldSort = {
+  pattern: '^custom_fields\\.[A-Za-z0-9_.-]{1,64}$',
+  description: 'Or custom_fields.<key>: by that custom field (devices without it first when ascending).',
+};
+const CUSTOM_FIELD_NAME = /^custom_fields\.([A-Za-z0-9_.-]{1,64})$/;
+
+/**
+ * What a list sorts by: a column, or a custom field's value with the devices that lack it as empty values, so they
+ * come first ascending and last descending as the other columns' nulls do.
+ */
+function sortOrder(db: Knex, sortBy: string): string | Knex.Raw {
+  const key = CUSTOM_FIELD_NAME.exec(sortBy)?.[1];
+  if (key !== undefined) return db.raw(`coalesce(devices.custom_fields->>?, '')`, [key]);
+  return sortColumns[sortBy] ?? 'devices.last_seen';
+}
+
+/** The filter fields of a list: the fixed ones and each custom field the filter names, as a string. */
+function listFilterFields(filter: FilterItem[]): Record<string, FilterField> {
+  const fields = { ...filterFields };
+  for (const item of filter) {
+    if (item.type !== 'property') continue;
+    const key = CUSTOM_FIELD_NAME.exec(item.params.name)?.[1];
+    if (key === undefined) continue;
+    fields[item.params.name] = {
+      column: 'devices.custom_fields',
+      kind: 'string',
+      sql: 'devices.custom_fields->>?',
+      bindings: [key],
+    };
+  }
+  return fields;
+}
 
 const filterFields: Record<string, FilterField> = {
   uid: { column: 'devices.uid', kind: 'string' },
@@ -546,10 +586,10 @@ export class NamespaceDevices {
       .query(Device)
       .where('devices.kind', kind)
       .where('devices.status', query.status);
-    applyFilter(matching as never, filter, filterFields);
+    applyFilter(matching as never, filter, listFilterFields(filter));
     // Where a kept count answers the total, it is read while the page is.
     const kept = keptTotal(this.tenant, kind, query.status, filter);
-    const order = { column: sortColumns[query.sort_by] ?? 'devices.last_seen', direction: query.order_by };
+    const order = { column: sortOrder(this.tenant.db, query.sort_by), direction: query.order_by };
     // One statement for the page: its uids, in order and limited, are a subquery of the read of the shown rows,
     // which sorts its few rows the same way again. Of rows with one sort value, the subquery decides which are on
     // the page and the uid their order within it.
@@ -589,6 +629,24 @@ export class NamespaceDevices {
     return rows.map((r) => ({ id: r.id ?? '', pretty_name: r.pretty_name ?? '', count: Number(r.count) }));
   }
 
+  /**
+   * The custom field keys the namespace's devices of `kind` and `status` hold, with how many hold each, most held
+   * first (at most 100): the choices of the list's custom field column and filter.
+   */
+  async customFieldKeys(kind: DeviceKind, status: DeviceStatus): Promise<{ key: string; count: number }[]> {
+    const rows = (await this.tenant
+      .query(Device)
+      .where('devices.kind', kind)
+      .where('devices.status', status)
+      .crossJoin(raw('jsonb_object_keys(devices.custom_fields) as k (key)'))
+      .select(raw('k.key as key'), raw('count(*)::int as count'))
+      .groupBy('k.key')
+      .orderBy('count', 'desc')
+      .orderBy('k.key')
+      .limit(100)) as unknown as { key: string; count: number }[];
+    return rows.map((r) => ({ key: r.key, count: Number(r.count) }));
+  }
+
   async get(kind: DeviceKind, uid: string): Promise<DeviceView> {
     const row = await this.row(kind, uid);
     return view(row, acceptable(row, await namespaceLimit(this.tenant, row.namespace_max_devices)));
@@ -617,6 +675,36 @@ export class NamespaceDevices {
       }
     }
     return this.get(kind, uid);
+  }
+
+  /**
+   * Sets one custom field (`PUT .../custom_fields/:key`): the same key and value again changes nothing. A key the
+   * device does not hold yet is added only while it holds fewer than MAX_CUSTOM_FIELDS; the guard is in the update,
+   * so two concurrent calls cannot add one too many.
+   */
+  async setCustomField(kind: DeviceKind, uid: string, key: string, value: string): Promise<void> {
+    const set = await this.tenant
+      .query(Device)
+      .where({ uid, kind })
+      .whereRaw(
+        '(custom_fields -> ?::text is not null or (select count(*) from jsonb_object_keys(custom_fields)) < ?)',
+        [key, MAX_CUSTOM_FIELDS],
+      )
+      .patch({
+        custom_fields: raw('custom_fields || jsonb_build_object(?::text, ?::text)', [key, value]) as never,
+      });
+    if (set > 0) return;
+    await this.row(kind, uid);
+    throw new Invalid(['key'], `a device holds at most ${MAX_CUSTOM_FIELDS} custom fields`);
+  }
+
+  /** Removes one custom field (`DELETE .../custom_fields/:key`); a key the device does not hold is no error. */
+  async removeCustomField(kind: DeviceKind, uid: string, key: string): Promise<void> {
+    const removed = await this.tenant
+      .query(Device)
+      .where({ uid, kind })
+      .patch({ custom_fields: raw('custom_fields - ?::text', [key]) as never });
+    if (removed === 0) throw new NotFound(kind);
   }
 
   /** Soft delete: status removed. An accepted device keeps its slot for 720 hours. */
@@ -883,6 +971,7 @@ export function view(row: DeviceRow, isAcceptable: boolean): DeviceView {
     // No geolocation database ships with Gatehouse; the field keeps the API's shape (zeros).
     position: { latitude: 0, longitude: 0 },
     tags: row.tags ?? [],
+    custom_fields: row.custom_fields ?? {},
     public_url: row.public_url,
     acceptable: isAcceptable,
     identity_conflict: row.identity_conflict ?? null,
