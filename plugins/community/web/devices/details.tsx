@@ -29,6 +29,7 @@ import { useMemo, useState } from 'react';
 import { calls } from '../api';
 import { useLiveRefresh } from '../live';
 import type { Device, Tunnel } from '../types';
+import { CustomFields } from './custom-fields';
 import { type DeviceDialog, DeviceDialogs } from './dialogs';
 import { containerKind, type DeviceKind, deviceKind } from './kind';
 import { conflictExplanation, limitExplanation, StatusBadge } from './list';
@@ -401,6 +402,7 @@ function DetailsPage({ kind, uid }: { kind: DeviceKind; uid: string }) {
         ) : null}
         {action.error ? <Alert>{action.error}</Alert> : null}
         <Overview device={d} info={info} kind={kind} />
+        <CustomFields device={d} kind={kind} onChanged={device.reload} />
         {kind === deviceKind && d.status === 'accepted' ? <Tunnels device={d} /> : null}
       </div>
       <DeviceDialogs

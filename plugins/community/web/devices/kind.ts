@@ -18,6 +18,9 @@ export interface DeviceKind {
     status: Call;
     tags: Call;
     addTag: Call;
+    setField: Call;
+    removeField: Call;
+    fieldKeys: Call;
   };
 }
 
@@ -36,6 +39,9 @@ export const deviceKind: DeviceKind = {
     status: calls.setDeviceStatus,
     tags: calls.setDeviceTags,
     addTag: calls.addDeviceTag,
+    setField: calls.setDeviceField,
+    removeField: calls.deleteDeviceField,
+    fieldKeys: calls.listDeviceFieldKeys,
   },
 };
 
@@ -54,5 +60,8 @@ export const containerKind: DeviceKind = {
     status: calls.setContainerStatus,
     tags: calls.setContainerTags,
     addTag: calls.addContainerTag,
+    setField: calls.setContainerField,
+    removeField: calls.deleteContainerField,
+    fieldKeys: calls.listContainerFieldKeys,
   },
 };

@@ -140,8 +140,20 @@ function DeviceList({
   useEffect(() => {
     if (filters.q !== term) setSearch(filters.q);
   }, [filters.q]);
+  const [fieldValue, setFieldValue] = useState(filters.value);
+  const fieldTerm = useDebounced(fieldValue.trim(), 250);
+  useEffect(() => {
+    if (fieldTerm !== filters.value && filters.field) setFilters({ ...filters, value: fieldTerm });
+  }, [fieldTerm]);
+  useEffect(() => {
+    if (filters.value !== fieldTerm) setFieldValue(filters.value);
+  }, [filters.value]);
   const filtered = Boolean(
-    filters.q || filters.tag || filters.os || (filters.online && status === 'accepted'),
+    filters.q ||
+      filters.tag ||
+      filters.os ||
+      (filters.online && status === 'accepted') ||
+      (filters.field && filters.value),
   );
   const filter = encodeFilter(fleetFilter(filters, status));
   const {
@@ -165,6 +177,16 @@ function DeviceList({
   );
 
   useEffect(() => setQuery((q) => ({ ...q, page: 1 })), [status, filter]);
+  // A sort by a custom field that is no longer shown goes back to the default order.
+  useEffect(
+    () =>
+      setQuery((q) =>
+        (q.sortBy ?? '').startsWith('custom_fields.') && q.sortBy !== `custom_fields.${filters.field}`
+          ? { ...q, sortBy: 'last_seen', order: 'desc' }
+          : q,
+      ),
+    [filters.field],
+  );
   useEffect(() => setSelected(new Set()), [status, filter]);
   useEffect(() => setBulkResult(null), [status]);
   const tagChoices = useResource(
@@ -175,6 +197,10 @@ function DeviceList({
     () =>
       api.call<{ id: string; pretty_name: string; count: number }[]>(kind.calls.os, { query: { status } }),
     [api, kind, status, user.tenant],
+  );
+  const fieldChoices = useResource(
+    () => api.call<{ key: string; count: number }[]>(kind.calls.fieldKeys, { query: { status } }),
+    [api, kind, status, user.tenant, devices.data],
   );
   const namespace = useResource(
     () => api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }),
@@ -329,6 +355,19 @@ function DeviceList({
         enableSorting: false,
         cell: (ctx) => <span>{ctx.getValue() || 'Unknown'}</span>,
       }),
+      ...(filters.field
+        ? [
+            column.accessor((d) => d.custom_fields?.[filters.field] ?? '', {
+              id: `custom_fields.${filters.field}`,
+              header: filters.field,
+              cell: (ctx) => (
+                <span style={{ overflowWrap: 'anywhere' }}>
+                  {ctx.getValue() || <span className="faint">—</span>}
+                </span>
+              ),
+            }),
+          ]
+        : []),
       column.accessor((d) => d.tags ?? [], {
         id: 'tags',
         header: 'Tags',
@@ -424,7 +463,7 @@ function DeviceList({
         },
       }),
     ],
-    [kind, namespace.data, action.pending, can, selectable, rows, selected],
+    [kind, namespace.data, action.pending, can, selectable, rows, selected, filters.field],
   );
 
   const waiting = counts?.pending ?? 0;
@@ -471,6 +510,7 @@ function DeviceList({
     : (emptyText[status] ?? { title: 'Nothing here', body: '' });
   const clear = () => {
     setSearch('');
+    setFieldValue('');
     setFilters(noFilters);
   };
   const n = chosen.length;
@@ -566,6 +606,36 @@ function DeviceList({
               <option value="online">Online</option>
               <option value="offline">Offline</option>
             </select>
+          ) : null}
+          <select
+            className="input"
+            style={{ width: 'auto' }}
+            aria-label="Custom field column"
+            value={filters.field}
+            onChange={(e) => setFilters({ ...filters, field: e.target.value, value: '' })}
+          >
+            <option value="">No custom field</option>
+            {[
+              ...new Set([
+                ...(fieldChoices.data ?? []).map((f) => f.key),
+                ...(filters.field ? [filters.field] : []),
+              ]),
+            ].map((key) => (
+              <option key={key} value={key}>
+                {key}
+              </option>
+            ))}
+          </select>
+          {filters.field ? (
+            <input
+              className="input"
+              type="search"
+              style={{ width: 'auto' }}
+              aria-label={`${filters.field} contains`}
+              placeholder={`${filters.field} contains`}
+              value={fieldValue}
+              onChange={(e) => setFieldValue(e.target.value)}
+            />
           ) : null}
           {filtered || search ? (
             <Button size="sm" variant="ghost" onClick={clear}>
