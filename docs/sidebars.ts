@@ -45,6 +45,7 @@ const sidebars: SidebarsConfig = {
         'user-guides/devices/device-list',
         'user-guides/devices/connecting',
         'user-guides/devices/tagging',
+        'user-guides/devices/custom-fields',
         'user-guides/devices/tunnels',
         'user-guides/devices/containers',
       ],

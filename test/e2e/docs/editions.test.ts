@@ -45,6 +45,7 @@ const docsProbes: Record<string, (o: Offer) => boolean> = {
   ),
   // Every edition owns the sign-in call; SAML is offered when it does not just answer 501. A server of the edition
   // that builds it serves its SP metadata before an administrator sets it up (then /info and the sign-in call say so).
+  'Custom device fields': has('/api/devices/{uid}/custom_fields/{key}', '/api/devices/custom_fields'),
   'SAML single sign-on': (o) =>
     o.info.authentication.saml || o.samlStatus !== 501 || o.samlMetadataStatus === 200,
   'Container-engine connectors': has('/api/connector', '/api/connector/{uid}'),
@@ -176,7 +177,9 @@ describe('the editions tables against what each edition really offers', function
         });
       }
       expect(wrong).to.deep.equal([]);
-      for (const feature of Object.keys(docsProbes)) expect(seen, feature).to.include(feature);
+      // The current page names every feature; a frozen release's page predates the later ones.
+      if (version === 'content')
+        for (const feature of Object.keys(docsProbes)) expect(seen, feature).to.include(feature);
     });
   }
 
