@@ -4,6 +4,7 @@ import {
   type Config,
   Conflict,
   Forbidden,
+  fromDatabaseError,
   htmlText,
   Invalid,
   isRole,
@@ -157,23 +158,36 @@ export class InvitationService {
     this.mail(invite.email, invite.namespace, invite.role, inviter?.username ?? 'someone', invite.link, true);
   }
 
-  /** Stores a new invitation (replacing any other for the address) and answers its signature. */
+  /**
+   * Stores a new invitation and answers its signature. An expired or accepted one of the address gives way; a valid
+   * one stays and this one is 409 ["email"]: the unique index on the address decides between invitations sent at
+   * once, so exactly one of them is stored and mailed.
+   */
   private async store(
     namespace: TenantStore,
     i: { id: string; email: string; role: Role; invitedBy: string; expiresAt?: Date },
   ): Promise<string> {
     const sig = randomBytes(32).toString('base64url');
-    await namespace.transaction(async (tenant) => {
-      await tenant.query(Invitation).whereRaw('lower(email) = lower(?)', [i.email]).delete();
-      await tenant.query(Invitation).insert({
-        id: i.id,
-        email: i.email,
-        role: i.role,
-        invited_by: i.invitedBy,
-        digest: digest(sig),
-        expires_at: i.expiresAt ?? new Date(Date.now() + INVITE_DAYS * 86_400_000),
+    try {
+      await namespace.transaction(async (tenant) => {
+        await tenant
+          .query(Invitation)
+          .whereRaw('lower(email) = lower(?)', [i.email])
+          .where((q) => q.where('expires_at', '<=', new Date()).orWhereNotNull('accepted_at'))
+          .delete();
+        await tenant.query(Invitation).insert({
+          id: i.id,
+          email: i.email,
+          role: i.role,
+          invited_by: i.invitedBy,
+          digest: digest(sig),
+          expires_at: i.expiresAt ?? new Date(Date.now() + INVITE_DAYS * 86_400_000),
+        });
       });
-    });
+    } catch (err) {
+      // Its id is the invitee's user id where the address has an account: two at once meet on the key too.
+      throw fromDatabaseError(err, { member_invites_email_key: ['email'], member_invites_pkey: ['email'] });
+    }
     return sig;
   }
 

@@ -114,6 +114,17 @@ describe('cloud: e-mailed invitations keep members pending until they accept', f
     expect((await accept(dan.token, sig)).status).to.equal(200);
   });
 
+  it('answers invitations of one address sent at once with one link and 409s, never a 500', async () => {
+    for (const email of ['race-new@example.com', 'race-account@example.com']) {
+      if (email === 'race-account@example.com') await signUp(server, smtp, 'race-account');
+      // Three: the number of mails one inviter may send one address in a row before 429.
+      const answers = await Promise.all(Array.from({ length: 3 }, () => invite(email)));
+      const statuses = answers.map((r) => r.status).sort();
+      expect(statuses, email).to.deep.equal([200, 409, 409]);
+      for (const r of answers.filter((a) => a.status === 409)) expect(r.body, email).to.deep.equal(['email']);
+    }
+  });
+
   it('invites an address without an account: the link leads to sign-up, which joins the namespace', async () => {
     const mail = smtp.waitFor('erin@example.com');
     const res = await invite('erin@example.com', 'administrator');
