@@ -200,7 +200,8 @@ function DeviceList({
   );
   const fieldChoices = useResource(
     () => api.call<{ key: string; count: number }[]>(kind.calls.fieldKeys, { query: { status } }),
-    [api, kind, status, user.tenant, devices.data],
+    // Read once per tab: it reads every device's fields, and fields are set on the device page, not here.
+    [api, kind, status, user.tenant],
   );
   const namespace = useResource(
     () => api.call<Namespace>(calls.getNamespace, { params: { tenant: user.tenant } }),
