@@ -66,6 +66,7 @@ const readmeProbes: Record<string, (o: Offer) => boolean> = {
   devices: has('/api/devices', '/api/devices/auth'),
   'devices and their install keys': has('/api/devices', '/api/devices/auth', '/api/namespaces/install-keys'),
   tags: has('/api/tags'),
+  'custom device fields': has('/api/devices/{uid}/custom_fields/{key}'),
   'SSH gateway': (o) => o.info.endpoints.ssh !== '' && o.paths.has('/api/auth/ssh'),
   'public keys': has('/api/sshkeys/public-keys'),
   'firewall rules': has('/api/firewall/rules'),
