@@ -116,6 +116,14 @@ describe('devices: custom fields', function () {
     expect((await set(missing, 'owner', 'v')).status).to.equal(404);
     expect((await api('DELETE', field(missing, 'owner'))).status).to.equal(404);
     expect(await fieldsOf(web)).to.deep.equal({ owner: 'v'.repeat(256) });
+    // Keys that name object internals in JavaScript are plain keys here, stored and answered as such.
+    for (const key of ['__proto__', 'constructor'])
+      expect((await set(web, key, 'plain')).status).to.equal(200);
+    const raw = await server.api('GET', `/api/devices/${web}`, { token: me.token });
+    expect(Object.keys(raw.body.custom_fields).sort()).to.deep.equal(['__proto__', 'constructor', 'owner']);
+    expect(Object.getPrototypeOf(raw.body.custom_fields)).to.equal(Object.prototype);
+    for (const key of ['__proto__', 'constructor'])
+      expect((await api('DELETE', field(web, key))).status).to.equal(200);
   });
 
   it('holds at most 32 keys per device: a 33rd is 400 ["key"], changing one of the 32 still works', async () => {
