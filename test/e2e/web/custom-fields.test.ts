@@ -72,8 +72,9 @@ describe('web console: custom device fields', function () {
     await card.getByRole('cell', { name: 'r-7' }).waitFor();
     await card.getByRole('button', { name: 'Remove rack' }).click();
     await page.getByRole('dialog', { name: 'Remove rack?' }).getByRole('button', { name: 'Remove' }).click();
-    await eventually(async () =>
-      (await card.getByRole('cell', { name: 'r-7' }).count()) === 0 ? true : undefined,
+    await eventually(
+      async () => ((await card.getByRole('cell', { name: 'r-7' }).count()) === 0 ? true : undefined),
+      'rack removed',
     );
     expect(await fieldsOf('web-1')).to.deep.equal({ owner: 'team-c' });
   });
@@ -83,8 +84,9 @@ describe('web console: custom device fields', function () {
     await page.goto(`${server.url}/devices`);
     await tableShowsDevices(page, table, ['web-1', 'web-2', 'db-1']);
     const column = page.getByRole('combobox', { name: 'Custom field column' });
-    await eventually(async () =>
-      (await column.locator('option').allTextContents()).includes('owner') ? true : undefined,
+    await eventually(
+      async () => ((await column.locator('option').allTextContents()).includes('owner') ? true : undefined),
+      'owner offered',
     );
     await column.selectOption('owner');
     const header = page.getByRole('columnheader', { name: 'owner' });
@@ -106,8 +108,9 @@ describe('web console: custom device fields', function () {
 
     await page.getByRole('searchbox', { name: 'owner contains' }).fill('TEAM-C');
     await tableShowsDevices(page, table, ['web-1']);
-    await eventually(async () =>
-      new URL(page.url()).searchParams.get('value') === 'TEAM-C' ? true : undefined,
+    await eventually(
+      async () => (new URL(page.url()).searchParams.get('value') === 'TEAM-C' ? true : undefined),
+      'value in the address',
     );
     expect(new URL(page.url()).searchParams.get('field')).to.equal('owner');
     await page.reload();
