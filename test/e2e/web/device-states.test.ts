@@ -90,7 +90,9 @@ describe('web console: removed and unused devices', function () {
       const unusedTab = tabs().getByRole('link', { name: /^Unused/ });
       // The counts arrive after the tabs (all at once) and widen them, which moves a tab scrolled into view before
       // them: scroll once the tabs have their counts.
-      await tabs().getByRole('link', { name: /^Unused\s*\d+$/ }).waitFor();
+      await tabs()
+        .getByRole('link', { name: /^Unused\s*\d+$/ })
+        .waitFor();
       await unusedTab.scrollIntoViewIfNeeded();
       const tabBox = await unusedTab.boundingBox();
       expect(tabBox && tabBox.x + tabBox.width, 'Unused tab right edge').to.be.at.most(390);
