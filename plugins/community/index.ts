@@ -64,6 +64,11 @@ export default definePlugin({
     // A sign-out on any instance closes the web terminals its sign-in opened on this one.
     await ctx.container.cradle.webTerminal.listen();
     ctx.every(3600, 'ended sign-ins', () => ctx.container.cradle.users.forgetEndedSignIns());
+    // Recordings older than their namespace keeps them (settings.recording_retention_days).
+    ctx.every(3600, 'recording retention', async () => {
+      const removed = await ctx.container.cradle.sessions.expireRecordings();
+      if (removed > 0) ctx.log.info({ sessions: removed }, 'recordings removed by retention');
+    });
   },
 });
 

@@ -7,6 +7,8 @@ export interface NamespaceSettings {
   connection_announcement: string;
   /** A new device registers only with one of the namespace's install keys; absent in rows from before: off. */
   require_install_key?: boolean;
+  /** Days a session's recording is kept (counted from the session's start); absent or 0 keeps it. */
+  recording_retention_days?: number;
 }
 
 /**

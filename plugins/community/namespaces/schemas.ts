@@ -52,6 +52,12 @@ export const namespaceView = T.Object({
         'A new device registers only with one of the namespace install keys (install_key); the tenant ID alone ' +
         'is refused with 403. Off by default.',
     }),
+    recording_retention_days: T.Integer({
+      minimum: 0,
+      description:
+        "Days a session's recording is kept, counted from the session's start; 0 (the default) keeps recordings. " +
+        'A recording removed for its age leaves recording_removed_at on its session.',
+    }),
   }),
   max_devices: T.Integer({ description: '-1 unlimited, otherwise at least 3' }),
   device_count: T.Integer(),
@@ -82,11 +88,15 @@ export type NamespaceView = Static<typeof namespaceView>;
 /** A member as the Namespace entity lists it. */
 export type MemberView = NamespaceView['members'][number];
 
+/** The longest recording retention a namespace may set: ten years. */
+export const MAX_RETENTION_DAYS = 3650;
+
 export const namespaceSettings = T.Object(
   {
     session_record: T.Optional(T.Boolean()),
     connection_announcement: T.Optional(T.String({ maxLength: 4096 })),
     require_install_key: T.Optional(T.Boolean()),
+    recording_retention_days: T.Optional(T.Integer({ minimum: 0, maximum: MAX_RETENTION_DAYS })),
   },
   { additionalProperties: false },
 );

@@ -159,6 +159,7 @@ export class NamespaceService {
         session_record: ns.settings.session_record,
         connection_announcement: ns.settings.connection_announcement ?? '',
         require_install_key: ns.settings.require_install_key === true,
+        recording_retention_days: ns.settings.recording_retention_days ?? 0,
       },
       max_devices: ns.max_devices,
       device_count: await this.deviceCount(ns.tenant_id),
@@ -188,7 +189,7 @@ export class NamespaceService {
 
   /**
    * Renames and changes settings (session_record, connection_announcement up to 4096 characters,
-   * require_install_key).
+   * require_install_key, recording_retention_days).
    */
   async update(
     tenantId: string,

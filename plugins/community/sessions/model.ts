@@ -45,6 +45,9 @@ export class Session extends TenantModel {
   declare type: 'web' | 'term';
   declare term: string;
   declare position: { latitude: number; longitude: number };
+  /** When its recording was removed, and why (`retention`: older than its namespace keeps recordings). */
+  declare recording_removed_at: Date | null;
+  declare recording_removed_reason: 'retention' | null;
   /** The gateway instance carrying it; null on rows written before instances were named. */
   declare instance: string | null;
   /** Not a column: read with the store's clock where a session is shown (sessions/service.ts, LIVE_WINDOW_SECONDS). */

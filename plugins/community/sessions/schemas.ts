@@ -28,6 +28,13 @@ export const sessionSchema = T.Object({
   }),
   authenticated: T.Boolean(),
   recorded: T.Boolean(),
+  recording_removed_at: T.Union([T.String({ format: 'date-time' }), T.Null()], {
+    description:
+      "When the session's recording was removed, else null. Its output is gone; the session and its events stay.",
+  }),
+  recording_removed_reason: T.Union([T.Literal('retention'), T.Null()], {
+    description: "Why: retention, older than its namespace's settings.recording_retention_days.",
+  }),
   type: T.Union([T.Literal('web'), T.Literal('term')]),
   term: T.String(),
   position: T.Object({ latitude: T.Number(), longitude: T.Number() }),

@@ -54,6 +54,9 @@ export interface LiveSessionCloser {
  */
 export const LIVE_WINDOW_SECONDS = 300;
 
+/** Sessions whose recordings one retention transaction removes at most. */
+const RETENTION_BATCH = 200;
+
 /** Session columns plus `live`, judged by the database clock that wrote `last_seen`. */
 function withLive(q: QueryBuilder<SessionModel>): QueryBuilder<SessionModel> {
   return q.select(
@@ -89,6 +92,8 @@ function present(row: SessionModel, events: SessionEventModel[], device: DeviceV
     active: row.live === true,
     authenticated: row.authenticated,
     recorded: row.recorded,
+    recording_removed_at: row.recording_removed_at ? new Date(row.recording_removed_at).toISOString() : null,
+    recording_removed_reason: row.recording_removed_reason ?? null,
     type: row.type,
     term: row.term,
     position: row.position,
@@ -207,6 +212,51 @@ export class SessionService {
       .whereNull('closed_at')
       .whereIn('instance', gone)
       .patch({ closed_at: raw('now()') as never });
+  }
+
+  /**
+   * Removes the recordings their namespace no longer keeps (`settings.recording_retention_days`, counted from the
+   * session's start), for every namespace that sets it. Each session keeps its trace: the time and the reason of
+   * the removal, which its API answer and the console show. Only closed sessions lose theirs, in batches of
+   * RETENTION_BATCH sessions per transaction, and rows another instance is removing at the same time are skipped
+   * (every instance runs this). Answers how many sessions lost their recording.
+   */
+  async expireRecordings(): Promise<number> {
+    const namespaces = (await this.db('namespaces')
+      .whereRaw("settings->>'recording_retention_days' ~ '^[0-9]{1,4}$'")
+      .whereRaw("(settings->>'recording_retention_days')::int > 0")
+      .select('tenant_id', this.db.raw("(settings->>'recording_retention_days')::int as days"))) as {
+      tenant_id: string;
+      days: number;
+    }[];
+    let removed = 0;
+    for (const { tenant_id: tenantId, days } of namespaces) {
+      const before = new Date(Date.now() - days * 86_400_000);
+      for (;;) {
+        const n = await this.db.transaction(async (trx) => {
+          const uids = (await trx('sessions')
+            .where({ tenant_id: tenantId, recorded: true })
+            .whereNull('recording_removed_at')
+            .whereNotNull('closed_at')
+            .where('started_at', '<', before)
+            .orderBy('started_at')
+            .limit(RETENTION_BATCH)
+            .forUpdate()
+            .skipLocked()
+            .pluck('uid')) as string[];
+          if (uids.length === 0) return 0;
+          await trx('session_records').where({ tenant_id: tenantId }).whereIn('session_uid', uids).delete();
+          await trx('sessions')
+            .where({ tenant_id: tenantId })
+            .whereIn('uid', uids)
+            .update({ recording_removed_at: trx.fn.now(), recording_removed_reason: 'retention' });
+          return uids.length;
+        });
+        removed += n;
+        if (n < RETENTION_BATCH) break;
+      }
+    }
+    return removed;
   }
 
   /** Sessions whose gateway stopped vouching for them (a crashed instance) are closed after `seconds`. */

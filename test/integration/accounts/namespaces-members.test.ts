@@ -64,8 +64,27 @@ describe('accounts: namespaces and members', function () {
     expect(put.body.name).to.equal('ns-renamed');
     expect(put.body.settings.session_record).to.equal(false);
     expect(put.body.settings.connection_announcement).to.have.length(4096);
+    // Recording retention: 0 (keep) until set, whole days up to 3650, other settings kept.
+    expect(put.body.settings.recording_retention_days).to.equal(0);
+    for (const bad of [-1, 3651, 1.5, '30'])
+      expect(
+        (
+          await server.api('PUT', `/api/namespaces/${tenant}`, {
+            token,
+            body: { settings: { recording_retention_days: bad } },
+          })
+        ).status,
+        String(bad),
+      ).to.equal(400);
+    const kept = await server.api('PUT', `/api/namespaces/${tenant}`, {
+      token,
+      body: { settings: { recording_retention_days: 90 } },
+    });
+    expect(kept.status).to.equal(200);
+    expect(kept.body.settings).to.include({ recording_retention_days: 90, session_record: false });
     const get = await server.api('GET', `/api/namespaces/${tenant}`, { token });
     expect(get.body.name).to.equal('ns-renamed');
+    expect(get.body.settings.recording_retention_days).to.equal(90);
     const s1 = await server.api('GET', `/api/namespaces/${tenant}/support`, { token });
     const s2 = await server.api('GET', `/api/namespaces/${tenant}/support`, { token });
     expect(s1.body.identifier).to.match(/^[0-9a-f]{64}$/);
