@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { eventually } from '../../support/agent-process';
 import { expectAccessible } from './support/browser';
@@ -170,6 +171,42 @@ describe('web console: sessions say what is true, and play back with pause, seek
     await status.filter({ hasText: 'Finished' }).waitFor({ timeout: 20_000 });
     expect(await screen()).to.contain('three-3');
     await expectAccessible(page, 'session details, recorded');
+  });
+
+  it('keeps recordings for the time chosen in the namespace settings, and says so on a session whose recording went (on PostgreSQL: TEST_DATABASE_URL)', async function () {
+    // The sweep runs hourly in the server (tested in test/integration/store/recording-retention.test.ts); here
+    // its result is written as it writes it, which needs the server's own database.
+    // The embedded store is the server process's own: without TEST_DATABASE_URL no test can reach it.
+    if (!world.server.databaseUrl) this.skip();
+    await page.goto(`${world.server.url}/settings/namespace`);
+    const keep = page.getByLabel('Keep recordings');
+    expect(await keep.inputValue()).to.equal('0');
+    await keep.selectOption('30');
+    await page.getByText('Recordings are kept for 30 days').waitFor();
+    const ns = await (await world.api(`/api/namespaces/${world.auth.tenant}`)).json();
+    expect(ns.settings.recording_retention_days).to.equal(30);
+    await expectAccessible(page, 'namespace settings with retention');
+
+    const recorded = (await list()).find((s) => s.recorded);
+    if (!recorded) throw new Error('no recorded session');
+    const db = new pg.Client({ connectionString: world.server.databaseUrl });
+    await db.connect();
+    try {
+      await db.query('delete from session_records where session_uid = $1', [recorded.uid]);
+      await db.query(
+        `update sessions set recording_removed_at = now(), recording_removed_reason = 'retention' where uid = $1`,
+        [recorded.uid],
+      );
+    } finally {
+      await db.end();
+    }
+    await page.goto(`${world.server.url}/sessions/${recorded.uid}`);
+    await page.getByText('The recording was removed on').waitFor();
+    await page.getByText('Recording removed', { exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Play recording' }).count()).to.equal(0);
+    await expectAccessible(page, 'session whose recording was removed');
+    await page.goto(`${world.server.url}/sessions`);
+    await page.getByText('Recording removed').first().waitFor();
   });
 
   it('opens the device from the Device column and the session from its Details link', async () => {

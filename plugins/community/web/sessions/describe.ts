@@ -37,7 +37,7 @@ export type RecordingState =
   | { recorded: true }
   | {
       recorded: false;
-      why: 'refused' | 'sign-in-failed' | 'not-signed-in' | 'no-terminal' | 'off';
+      why: 'refused' | 'sign-in-failed' | 'not-signed-in' | 'no-terminal' | 'off' | 'removed';
       text: string;
     };
 
@@ -47,6 +47,12 @@ export type RecordingState =
  * has nothing to record whatever the setting; only a terminal session that was not recorded says the setting was off.
  */
 export function recordingState(s: Session): RecordingState {
+  if (s.recorded && s.recording_removed_at)
+    return {
+      recorded: false,
+      why: 'removed',
+      text: `The recording was removed on ${new Date(s.recording_removed_at).toLocaleDateString(undefined, { dateStyle: 'medium' })}: it was older than this namespace keeps recordings (Namespace settings, Keep recordings). The session's details and events stay.`,
+    };
   if (s.recorded) return { recorded: true };
   if (!s.authenticated) {
     const refusal = refusalOf(s);
@@ -93,6 +99,7 @@ export function recordingLabel(s: Session): string {
     'not-signed-in': 'Not signed in',
     'no-terminal': 'No terminal',
     off: 'Recording off',
+    removed: 'Recording removed',
   }[state.why];
 }
 

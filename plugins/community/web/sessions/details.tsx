@@ -172,7 +172,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
         {recording.recorded ? (
           <Recording uid={s.uid} seats={seats} events={events} />
         ) : (
-          <Alert kind="info" title="Not recorded">
+          <Alert kind="info" title={recording.why === 'removed' ? 'Recording removed' : 'Not recorded'}>
             {recording.text}
           </Alert>
         )}

@@ -233,10 +233,11 @@ export function SessionsPage() {
         // Says why not, not only that: no terminal, a failed sign-in and recording turned off read differently.
         cell: (ctx) => {
           const s = ctx.row.original;
-          return s.recorded ? (
+          const state = recordingState(s);
+          return state.recorded ? (
             <span className="badge badge-accent">Recorded</span>
           ) : (
-            <span className="muted" title={(recordingState(s) as { text?: string }).text}>
+            <span className="muted" title={state.text}>
               {recordingLabel(s)}
             </span>
           );

@@ -7,6 +7,7 @@ import {
   Dialog,
   ErrorState,
   Loading,
+  SelectField,
   Switch,
   sessionCalls,
   TextArea,
@@ -38,6 +39,21 @@ function SupportIdentifier({ tenant }: { tenant: string }) {
   if (support.error) return <p className="muted">{support.error}</p>;
   if (!support.data) return <div className="skeleton" style={{ width: 320 }} />;
   return <CopyField label="support identifier" value={support.data.identifier} />;
+}
+
+/** How long recordings are kept, as the setting's choices say it. */
+function retentionText(days: number): string {
+  if (days === 365) return 'for 1 year';
+  return `for ${days} ${days === 1 ? 'day' : 'days'}`;
+}
+
+/** The retention choices, with the namespace's own value when it is none of them (set through the API). */
+function retentionChoices(current: number): { value: string; label: string }[] {
+  const days = [0, 7, 30, 90, 365];
+  return [...days, ...(days.includes(current) ? [] : [current])].map((d) => ({
+    value: String(d),
+    label: d === 0 ? 'Until deleted' : retentionText(d).replace(/^for /, ''),
+  }));
 }
 
 export function NamespaceTab() {
@@ -209,6 +225,21 @@ export function NamespaceTab() {
             title={mayRecord.reason || undefined}
           />
           <p className="muted">Recordings can be played back from each session's page.</p>
+          <SelectField
+            label="Keep recordings"
+            value={String(ns.settings?.recording_retention_days ?? 0)}
+            options={retentionChoices(ns.settings?.recording_retention_days ?? 0)}
+            disabled={!mayUpdate.allowed || save.pending}
+            title={mayUpdate.reason || undefined}
+            hint="Counted from each session's start. A removed recording leaves a note on its session."
+            onChange={(e) => {
+              const days = Number(e.target.value);
+              void update(
+                { settings: { ...ns.settings, recording_retention_days: days } },
+                days === 0 ? 'Recordings are kept' : `Recordings are kept ${retentionText(days)}`,
+              );
+            }}
+          />
         </div>
       </Card>
       <Card title="Connection announcement">

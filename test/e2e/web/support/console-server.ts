@@ -18,6 +18,8 @@ export interface ConsoleServer {
   /** The first-run link the server printed ("<url>/setup?sign=..."). */
   setupUrl: string;
   output: () => string;
+  /** The server's PostgreSQL database, when it runs on one (TEST_DATABASE_URL set), for a test to age rows. */
+  databaseUrl: string | undefined;
   /** Runs `gatehouse <args>` against the same store and configuration (through the running server's local socket). */
   cli: (...args: string[]) => string;
   stop: () => Promise<void>;
@@ -135,7 +137,7 @@ export async function startConsoleServer(
     return result.stdout;
   };
 
-  return { url, sshPort, setupUrl, output: () => output, cli, stop: cleanup };
+  return { url, sshPort, setupUrl, output: () => output, databaseUrl, cli, stop: cleanup };
 }
 
 export function axeSource(): string {
