@@ -111,6 +111,9 @@ describe('devices: custom fields', function () {
     expect((await api('PUT', field(web, 'owner'), { value: 42 })).status).to.equal(400);
     expect((await api('PUT', field(web, 'owner'), { value: 'v', extra: 1 })).status).to.equal(400);
     expect((await api('PUT', field(web, 'owner'), {})).status).to.equal(400);
+    // Text the store cannot hold: a NUL, half a surrogate pair.
+    for (const value of ['a\u0000b', 'a\ud800b'])
+      expect((await api('PUT', field(web, 'owner'), { value })).status, JSON.stringify(value)).to.equal(400);
     expect((await set(web, 'owner', 'v'.repeat(256))).status, 'exactly the limit').to.equal(200);
     const missing = '0'.repeat(64);
     expect((await set(missing, 'owner', 'v')).status).to.equal(404);
