@@ -164,7 +164,9 @@ describe('connectors: containers as devices (podman)', function () {
     const db1 = (await list('status=accepted')).find((c) => c.name === 'db-1');
     expect(db1?.online).to.equal(false);
     expect((await api('PATCH', `/api/connector/${connector}`, { enable: true })).status).to.equal(200);
-    await until('early back', list, (l) => l.some((c) => c.name === 'early'));
+    // A new watcher lists the engine's containers through the connector's tunnel; when a first call fails under
+    // load it tries again with backoff (1 s, 2 s, 4 s ...), so this waits longer than a step of the stream does.
+    await until('early back', list, (l) => l.some((c) => c.name === 'early'), 45_000);
     await until(
       'db-1 online',
       () => list('status=accepted'),
