@@ -27,16 +27,17 @@ export const tag = T.String({ minLength: 3, maxLength: 255, pattern: '^[^/\\s]+$
 export const MAX_CUSTOM_FIELDS = 32;
 
 /**
- * A custom field's key: 1 to 64 letters, digits, `_`, `-` or `.`. It travels in paths and names a list filter and
- * sort field (`custom_fields.<key>`), so it holds nothing a path, a query or a JSON path would read specially.
+ * A custom field's key: 1 to 64 letters, digits, `_`, `-` or `.`, and not `.` or `..`. It travels in paths (where a
+ * browser would fold `.` and `..` into the path around them, reaching another route) and names a list filter and
+ * sort field (`custom_fields.<key>`), so it holds nothing a path, a query or a JSON path reads specially.
  */
+export const CUSTOM_FIELD_KEY_PATTERN = '(?!\\.{1,2}$)[A-Za-z0-9_.-]{1,64}';
 export const customFieldKey = T.String({
   minLength: 1,
   maxLength: 64,
-  pattern: '^[A-Za-z0-9_.-]+$',
-  description: 'Custom field key: 1 to 64 letters, digits, `_`, `-` or `.`.',
+  pattern: `^${CUSTOM_FIELD_KEY_PATTERN}$`,
+  description: 'Custom field key: 1 to 64 letters, digits, `_`, `-` or `.`, and not `.` or `..`.',
 });
-export const CUSTOM_FIELD_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export const customFieldValue = T.String({
   maxLength: 256,

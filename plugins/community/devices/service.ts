@@ -41,6 +41,7 @@ import { Tunnel } from '../tunnels/model';
 import type { AcceptanceWaits } from './acceptance';
 import { Device, DeviceCount, type DeviceKind, DeviceTagCount } from './model';
 import {
+  CUSTOM_FIELD_KEY_PATTERN,
   type DeviceStatus,
   type DeviceView,
   type deviceAuthBody,
@@ -133,10 +134,10 @@ const sortColumns: Record<string, string> = {
 export const deviceSortFields = Object.keys(sortColumns);
 /** Beside those, a list sorts by any custom field, `custom_fields.<key>`. */
 export const customFieldSort = {
-  pattern: '^custom_fields\\.[A-Za-z0-9_.-]{1,64}$',
+  pattern: `^custom_fields\\.${CUSTOM_FIELD_KEY_PATTERN}$`,
   description: 'Or custom_fields.<key>: by that custom field (devices without it first when ascending).',
 };
-const CUSTOM_FIELD_NAME = /^custom_fields\.([A-Za-z0-9_.-]{1,64})$/;
+const CUSTOM_FIELD_NAME = new RegExp(`^custom_fields\\.(${CUSTOM_FIELD_KEY_PATTERN})$`);
 
 /**
  * What a list sorts by: a column, or a custom field's value with the devices that lack it as empty values, so they

@@ -206,7 +206,10 @@ export class NamespaceService {
       if (taken) throw new Conflict(['name']);
       row.name = changes.name.toLowerCase();
     }
-    if (changes.settings) row.settings = JSON.stringify({ ...ns.settings, ...changes.settings });
+    // Merged in the store (jsonb ||), not from the row read above: two saves of different settings at once both
+    // stay.
+    if (changes.settings)
+      row.settings = this.db.raw('settings || ?::jsonb', [JSON.stringify(changes.settings)]);
     if (!Object.keys(row).length) return ns;
     try {
       const [updated] = await this.rows().where({ tenant_id: tenantId }).patch(row).returning('*');

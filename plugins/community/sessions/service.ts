@@ -56,6 +56,8 @@ export const LIVE_WINDOW_SECONDS = 300;
 
 /** Sessions whose recordings one retention transaction removes at most. */
 const RETENTION_BATCH = 200;
+/** How long after a session closed its recording may be removed for retention. */
+const RETENTION_CLOSED_MARGIN_MS = 5 * 60_000;
 
 /** Session columns plus `live`, judged by the database clock that wrote `last_seen`. */
 function withLive(q: QueryBuilder<SessionModel>): QueryBuilder<SessionModel> {
@@ -217,7 +219,8 @@ export class SessionService {
   /**
    * Removes the recordings their namespace no longer keeps (`settings.recording_retention_days`, counted from the
    * session's start), for every namespace that sets it. Each session keeps its trace: the time and the reason of
-   * the removal, which its API answer and the console show. Only closed sessions lose theirs, in batches of
+   * the removal, which its API answer and the console show. Only sessions closed at least
+   * RETENTION_CLOSED_MARGIN_MS ago lose theirs, in batches of
    * RETENTION_BATCH sessions per transaction, and rows another instance is removing at the same time are skipped
    * (every instance runs this). Answers how many sessions lost their recording.
    */
@@ -237,7 +240,8 @@ export class SessionService {
           const uids = (await trx('sessions')
             .where({ tenant_id: tenantId, recorded: true })
             .whereNull('recording_removed_at')
-            .whereNotNull('closed_at')
+            // Closed a while ago: output the gateway flushed as the session ended has been stored by then.
+            .where('closed_at', '<', new Date(Date.now() - RETENTION_CLOSED_MARGIN_MS))
             .where('started_at', '<', before)
             .orderBy('started_at')
             .limit(RETENTION_BATCH)

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import Ajv from 'ajv';
 import { expect } from 'chai';
 import { type LoginAnswer, startServer, type TestServer } from '../../support/server';
@@ -106,6 +107,37 @@ describe('devices: custom fields', function () {
     expect((await set(web, 'x'.repeat(65), 'v')).status).to.equal(400);
     expect((await api('PUT', field(web, 'has space'), { value: 'v' })).status).to.equal(400);
     expect((await api('PUT', field(web, "o'wner"), { value: 'v' })).status).to.equal(400);
+    // A browser, and fetch, fold `.` and `..` (and `%2E`) into the path around them: `..` would name the device
+    // itself, so neither is a key. Sent as written, by a client that does not fold them, they are refused here.
+    const asWritten = (method: string, key: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = method === 'PUT' ? JSON.stringify({ value: 'v' }) : '';
+        const at = new URL(server.url);
+        // Options, not a URL: a URL would be folded on the way.
+        const req = request(
+          {
+            hostname: at.hostname,
+            port: at.port,
+            path: `/api/devices/${web}/custom_fields/${key}`,
+            method,
+            headers: { authorization: `Bearer ${me.token}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    for (const key of ['%2E', '%2E%2E', '%2e%2E'])
+      for (const method of ['PUT', 'DELETE'])
+        expect(await asWritten(method, key), `${method} ${key}`).to.equal(400);
+    expect((await set(web, '...', 'dots')).status, 'three dots are a plain key').to.equal(200);
+    expect((await api('DELETE', field(web, '...'))).status).to.equal(200);
+    expect((await api('GET', `/api/devices/${web}`)).body.status, 'the device is still there').to.equal(
+      'accepted',
+    );
     const long = await api('PUT', field(web, 'owner'), { value: 'v'.repeat(257) });
     expect(long.status).to.equal(400);
     expect((await api('PUT', field(web, 'owner'), { value: 42 })).status).to.equal(400);

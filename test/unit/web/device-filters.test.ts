@@ -25,6 +25,8 @@ describe('device list filters', () => {
     // A custom field the server would refuse is no filter, and neither is its value.
     expect(readFilters("?field=o'wner&value=x")).to.deep.include({ field: '', value: '' });
     expect(readFilters('?value=x')).to.deep.include({ field: '', value: '' });
+    for (const dots of ['.', '..']) expect(readFilters(`?field=${dots}&value=x`).field).to.equal('');
+    expect(readFilters('?field=...').field).to.equal('...');
   });
 
   it('searches name, tag and address with or, then joins each filter with and', () => {

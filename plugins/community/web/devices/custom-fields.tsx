@@ -13,16 +13,17 @@ import {
 } from '@gatehouse/console';
 import { useState } from 'react';
 import type { Device } from '../types';
+import { FIELD_KEY } from './filters';
 import type { DeviceKind } from './kind';
 
-/** The server's rules for a custom field: the key's characters and length, the value's length, the count. */
-export const FIELD_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+/** The server's rules for a custom field: the key (FIELD_KEY), the value's length, the count. */
 export const FIELD_VALUE_MAX = 256;
 export const FIELDS_MAX = 32;
 
 export function fieldKeyProblem(key: string): string | null {
   if (key.length === 0) return 'Give the field a name.';
   if (key.length > 64) return `A field name has at most 64 characters (this one has ${key.length}).`;
+  if (key === '.' || key === '..') return 'A field name cannot be “.” or “..”.';
   if (!FIELD_KEY.test(key)) return 'A field name holds letters, digits, “_”, “-” and “.” only.';
   return null;
 }

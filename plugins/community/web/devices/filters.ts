@@ -14,8 +14,11 @@ export interface Filters {
   value: string;
 }
 
-/** A custom field key as the server takes it (letters, digits, `_`, `-`, `.`; 1 to 64). */
-const FIELD_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+/**
+ * A custom field key as the server takes it: 1 to 64 letters, digits, `_`, `-` or `.`, and not `.` or `..` (a
+ * browser folds those path segments into the path around them).
+ */
+export const FIELD_KEY = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$/;
 
 export function readFilters(search: string): Filters {
   const p = new URLSearchParams(search);

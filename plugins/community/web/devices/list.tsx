@@ -358,15 +358,20 @@ function DeviceList({
       }),
       ...(filters.field
         ? [
-            column.accessor((d) => d.custom_fields?.[filters.field] ?? '', {
-              id: `custom_fields.${filters.field}`,
-              header: filters.field,
-              cell: (ctx) => (
-                <span style={{ overflowWrap: 'anywhere' }}>
-                  {ctx.getValue() || <span className="faint">—</span>}
-                </span>
-              ),
-            }),
+            // Own keys only: a field named like an Object.prototype member must not read that member.
+            column.accessor(
+              (d) =>
+                Object.hasOwn(d.custom_fields ?? {}, filters.field) ? d.custom_fields[filters.field] : '',
+              {
+                id: `custom_fields.${filters.field}`,
+                header: filters.field,
+                cell: (ctx) => (
+                  <span style={{ overflowWrap: 'anywhere' }}>
+                    {ctx.getValue() || <span className="faint">—</span>}
+                  </span>
+                ),
+              },
+            ),
           ]
         : []),
       column.accessor((d) => d.tags ?? [], {
@@ -613,7 +618,10 @@ function DeviceList({
             style={{ width: 'auto' }}
             aria-label="Custom field column"
             value={filters.field}
-            onChange={(e) => setFilters({ ...filters, field: e.target.value, value: '' })}
+            onChange={(e) => {
+              setFieldValue('');
+              setFilters({ ...filters, field: e.target.value, value: '' });
+            }}
           >
             <option value="">No custom field</option>
             {[

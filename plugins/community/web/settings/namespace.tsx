@@ -102,7 +102,11 @@ export function NamespaceTab() {
   const mayUpdate = can(calls.updateNamespace, 'change the namespace');
   const mayRecord = can(calls.setSessionRecord, 'change session recording');
 
-  const update = async (body: Partial<Namespace>, done: string) => {
+  // The server merges the settings it is sent into the stored ones, so a change names only what it changes.
+  const update = async (
+    body: Omit<Partial<Namespace>, 'settings'> & { settings?: Partial<Namespace['settings']> },
+    done: string,
+  ) => {
     const ok = await save.run(() =>
       api.call(calls.updateNamespace, {
         params: { tenant: ns.tenant_id },
@@ -235,7 +239,8 @@ export function NamespaceTab() {
             onChange={(e) => {
               const days = Number(e.target.value);
               void update(
-                { settings: { ...ns.settings, recording_retention_days: days } },
+                // Only this setting: the server keeps the others as they are now, whoever changed them.
+                { settings: { recording_retention_days: days } },
                 days === 0 ? 'Recordings are kept' : `Recordings are kept ${retentionText(days)}`,
               );
             }}
@@ -247,10 +252,7 @@ export function NamespaceTab() {
           className="card-body form"
           onSubmit={(e) => {
             e.preventDefault();
-            void update(
-              { settings: { ...ns.settings, connection_announcement: announcementValue } },
-              'Announcement saved',
-            );
+            void update({ settings: { connection_announcement: announcementValue } }, 'Announcement saved');
           }}
         >
           <TextArea
