@@ -84,6 +84,11 @@ describe('web console: fleet tools on the device list', function () {
   it('counts devices in the tabs', async () => {
     await page.goto(`${server.url}/devices`);
     await shows(page, 'Accepted devices', ['edge-live', 'web-1', 'db-1']);
+    // The counts arrive after the tabs, all at once.
+    await eventually(
+      async () => (/\d$/.test(await tabCount(page, 'Accepted')) ? true : undefined),
+      'the tab counts',
+    );
     expect(await tabCount(page, 'Accepted')).to.equal('Accepted3');
     expect(await tabCount(page, 'Pending')).to.equal('Pending2');
     expect(await tabCount(page, 'Rejected')).to.equal('Rejected0');
