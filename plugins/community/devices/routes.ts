@@ -16,6 +16,14 @@ import {
 import { customFieldSort, deviceSortFields } from './service';
 
 const uidParams = T.Object({ uid: deviceUid });
+const fieldParams = T.Object({ uid: deviceUid, key: customFieldKey });
+/** The query of the calls that count a namespace's devices of one status (operating systems, field keys). */
+const countedStatus = T.Object({
+  status: T.Union(
+    deviceStatuses.map((s) => T.Literal(s)),
+    { default: 'accepted', description: 'Which status to count.' },
+  ),
+});
 
 /** The proof of possession an agent sends with its registration (agent/protocol.ts). */
 const agentProofHeaders = {
@@ -158,12 +166,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         'how many run each, most used first (at most 100): the values the list filters on as info.id.',
       tags: [group],
       schema: {
-        query: T.Object({
-          status: T.Union(
-            deviceStatuses.map((s) => T.Literal(s)),
-            { default: 'accepted', description: 'Which status to count.' },
-          ),
-        }),
+        query: countedStatus,
         response: {
           200: T.Array(
             T.Object({ id: T.String(), pretty_name: T.String(), count: T.Integer({ minimum: 1 }) }),
@@ -185,12 +188,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         'first (at most 100): the keys the list filters and sorts on as custom_fields.<key>.',
       tags: [group],
       schema: {
-        query: T.Object({
-          status: T.Union(
-            deviceStatuses.map((s) => T.Literal(s)),
-            { default: 'accepted', description: 'Which status to count.' },
-          ),
-        }),
+        query: countedStatus,
         response: { 200: T.Array(T.Object({ key: customFieldKey, count: T.Integer({ minimum: 1 }) })) },
       },
       handler({ query, services }) {
@@ -338,7 +336,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
         '(eq, contains) and sorts by it (sort_by=custom_fields.<key>).',
       tags: [group],
       schema: {
-        params: T.Object({ uid: deviceUid, key: customFieldKey }),
+        params: fieldParams,
         body: T.Object({ value: customFieldValue }, { additionalProperties: false }),
         response: { 200: T.Object({}) },
       },
@@ -355,7 +353,7 @@ function deviceCalls(kind: DeviceKind): RouteDef<RouteSchema>[] {
       summary: `Remove a custom field of a ${noun}`,
       description: 'Removing a key the device does not hold is no error (200).',
       tags: [group],
-      schema: { params: T.Object({ uid: deviceUid, key: customFieldKey }), response: { 200: T.Object({}) } },
+      schema: { params: fieldParams, response: { 200: T.Object({}) } },
       async handler({ params, services }) {
         await services.namespaceDevices.removeCustomField(kind, params.uid, params.key);
         return {};
