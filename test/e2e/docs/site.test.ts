@@ -29,6 +29,22 @@ interface OpenApi {
 }
 const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
 
+/** Scrolls an API reference to its end, as a reader would, until every operation has its details. */
+async function scrollThroughOperations(page: Page): Promise<void> {
+  await page.locator('[data-api-reference]').waitFor();
+  for (let step = 0; step < 500; step++) {
+    const done = await page.evaluate(() => {
+      // Two screens a step: an operation counts as near from a screen above the viewport to a screen below it.
+      window.scrollBy(0, 2 * window.innerHeight);
+      const atEnd = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
+      return atEnd && document.querySelector('[data-operation][aria-busy]') === null;
+    });
+    if (done) return;
+    await page.waitForTimeout(20);
+  }
+  throw new Error('some operations never showed their details');
+}
+
 /** One call of `gatehouse permissions <edition> --json`. */
 interface PermissionRow {
   method: string;
@@ -522,6 +538,22 @@ describe('documentation site', function () {
     });
   }
 
+  it("renders an operation's details as it comes near the viewport, and every one by the end of the page", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(`${server.url}/developers/openapi/community`);
+    await page.locator('[data-api-reference="community"]').waitFor();
+    const first = page.locator('[data-operation]').first();
+    await first.locator('h4', { hasText: 'Responses' }).waitFor();
+    // Far below the first screen, an operation waits with its title only, and says it is not complete.
+    const last = page.locator('[data-operation]').last();
+    expect(await last.getAttribute('aria-busy')).to.equal('true');
+    expect(await last.locator('h4').count()).to.equal(0);
+    await scrollThroughOperations(page);
+    await last.locator('h4', { hasText: 'Responses' }).waitFor();
+    expect(await page.locator('[data-operation]').count()).to.equal(operationsOf('community').length);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
   it('navigates the API reference by tag from a side menu, one page per tag', async () => {
     const document = JSON.parse(readFileSync(join(docsDir, 'generated', 'community.json'), 'utf8')) as {
       paths: Record<string, Record<string, { tags?: string[] }>>;
@@ -562,6 +594,8 @@ describe('documentation site', function () {
     expect(await row('order_by').locator('td').nth(2).textContent()).to.contain('"asc" | "desc"');
     expect(await row('page').locator('td').first().textContent()).to.not.contain('required');
     const status = page.locator('[data-operation="PATCH /api/devices/{uid}/{status}"]');
+    // An operation shows its details once it comes near the viewport.
+    await status.scrollIntoViewIfNeeded();
     expect(await status.locator('tbody tr').nth(1).locator('td').nth(2).textContent()).to.contain(
       '"accept" | "reject" | "pending" | "unused"',
     );
@@ -580,6 +614,7 @@ describe('documentation site', function () {
       expect(await setting.inputValue()).to.equal('http://localhost:8080');
       await setting.fill(gatehouse.url);
       const info = page.locator('[data-operation="GET /info"]');
+      await info.scrollIntoViewIfNeeded();
       await info.getByRole('button', { name: 'Try it' }).click();
       await info.getByText(`Sends to ${gatehouse.url}`).waitFor();
       const sent: string[] = [];
@@ -612,6 +647,7 @@ describe('documentation site', function () {
       await page.goto(`${server.url}/developers/openapi/community?tag=instance`);
       await page.getByLabel('Server for Try it').fill(gatehouse.url);
       const info = page.locator('[data-operation="GET /info"]');
+      await info.scrollIntoViewIfNeeded();
       await info.getByRole('button', { name: 'Try it' }).click();
       await info.getByRole('button', { name: 'Send' }).click();
       await info
@@ -688,7 +724,8 @@ describe('documentation site', function () {
         await page.waitForFunction(() => document.documentElement.dataset.theme === 'light');
       }
       await page.locator('main').first().waitFor();
-      if (route.includes('openapi')) await page.locator('[data-api-reference]').waitFor();
+      // Every operation's details are checked too: they render as the reader scrolls to them.
+      if (route.includes('openapi')) await scrollThroughOperations(page);
       if (route.startsWith('/search')) await page.locator('main ol li').first().waitFor();
       await page.addScriptTag({ path: axePath });
       const violations = await page.evaluate(async () => {

@@ -2,7 +2,16 @@ import Link from '@docusaurus/Link';
 import { useLocation } from '@docusaurus/router';
 import Layout from '@theme/Layout';
 import Loading from '@theme/Loading';
-import { memo, type ReactNode, startTransition, useCallback, useEffect, useMemo, useState } from 'react';
+import {
+  memo,
+  type ReactNode,
+  startTransition,
+  useCallback,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
 import {
   describeLimits,
   describeType,
@@ -118,24 +127,30 @@ function ParametersView({ parameters, label }: { parameters: Parameter[]; label:
 }
 
 /**
- * One operation: its title, summary and authentication at once; its parameters, body, responses and Try it once
- * `detailed` (see useDetailedCount), so that the first paint of the whole list is one short task.
+ * One operation: its title, summary and authentication at once; its parameters, body, responses and Try it once it
+ * comes within a screen of the viewport (see watchNear). The page lists every operation, but a reader sees a few at
+ * a time, and laying out all their details was most of the page's blocking time on a slow phone.
  */
-// Memoised: each batch of details re-renders the list, and only the operations whose `detailed` changed redo theirs.
 const OperationView = memo(function OperationView({
   document,
   entry,
-  detailed,
 }: {
   document: OpenApiDocument;
   entry: OperationEntry;
-  detailed: boolean;
 }) {
   const { operation, method, path } = entry;
   const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
   const authNames = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  const section = useRef<HTMLElement>(null);
+  const [detailed, setDetailed] = useState(false);
+  useEffect(() => {
+    if (detailed || !section.current) return;
+    // A transition: React renders the details in slices, so only their DOM insertion is one task.
+    return watchNear(section.current, () => startTransition(() => setDetailed(true)));
+  }, [detailed]);
   return (
     <section
+      ref={section}
       className={styles.operation}
       id={entry.id}
       data-operation={`${method.toUpperCase()} ${path}`}
@@ -153,6 +168,39 @@ const OperationView = memo(function OperationView({
     </section>
   );
 });
+
+/** The elements waiting to come near the viewport, each with what to do then (once). One observer for all. */
+const nearCallbacks = new Map<Element, () => void>();
+let nearObserver: IntersectionObserver | undefined;
+
+/**
+ * Calls `onNear` once `element` is within a screen's height of the viewport, and returns the way to stop waiting.
+ * Scrolling, a link to an operation's anchor and narrowing the filter all bring operations near.
+ */
+function watchNear(element: Element, onNear: () => void): () => void {
+  if (typeof IntersectionObserver === 'undefined') {
+    onNear();
+    return () => undefined;
+  }
+  nearObserver ??= new IntersectionObserver(
+    (entries) => {
+      for (const { target, isIntersecting } of entries) {
+        if (!isIntersecting) continue;
+        const callback = nearCallbacks.get(target);
+        nearCallbacks.delete(target);
+        nearObserver?.unobserve(target);
+        callback?.();
+      }
+    },
+    { rootMargin: '100% 0px' },
+  );
+  nearCallbacks.set(element, onNear);
+  nearObserver.observe(element);
+  return () => {
+    nearCallbacks.delete(element);
+    nearObserver?.unobserve(element);
+  };
+}
 
 function OperationDetails({
   document,
@@ -193,26 +241,6 @@ function OperationDetails({
       />
     </>
   );
-}
-
-/** Operations whose details one task renders: a few, so that no task blocks input for long on a slow phone. */
-const DETAIL_BATCH = 2;
-
-/**
- * How many of the shown operations (from the top) show their details: a first batch with the list, then one more
- * batch per task, until all `total` do. Rendering every operation's details in the first commit was
- * one long task of about a second on a throttled phone.
- */
-function useDetailedCount(total: number): number {
-  const [count, setCount] = useState(DETAIL_BATCH);
-  useEffect(() => {
-    if (count >= total) return;
-    // A task of its own, so the browser may paint and handle input in between.
-    // A transition: React renders it in slices of a few milliseconds, so only the DOM insertion is one task.
-    const timer = setTimeout(() => startTransition(() => setCount((n) => n + DETAIL_BATCH)), 0);
-    return () => clearTimeout(timer);
-  }, [count, total]);
-  return count;
 }
 
 /** The section an operation is listed under: its first tag. */
@@ -302,8 +330,8 @@ function Reference({ document, edition }: { document: OpenApiDocument; edition: 
 }
 
 /**
- * The shown operations under a heading per tag. It alone re-renders for each batch of details (the side menu's
- * links would otherwise be rendered again, and each would start watching its visibility again).
+ * The shown operations under a heading per tag. Memoised apart from the side menu: re-rendering the menu's links
+ * makes each of them start watching its visibility again.
  */
 const OperationGroups = memo(function OperationGroups({
   document,
@@ -312,16 +340,13 @@ const OperationGroups = memo(function OperationGroups({
   document: OpenApiDocument;
   visible: OperationEntry[];
 }) {
-  const detailed = useDetailedCount(visible.length);
-  const groups = new Map<string, { entry: OperationEntry; place: number }[]>();
-  visible.forEach((entry, place) => {
-    groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), { entry, place }]);
-  });
+  const groups = new Map<string, OperationEntry[]>();
+  for (const entry of visible) groups.set(tagOf(entry), [...(groups.get(tagOf(entry)) ?? []), entry]);
   return [...groups.entries()].map(([name, entries]) => (
     <section key={name}>
       <h2 id={`tag-${tagAnchor(name)}`}>{name}</h2>
-      {entries.map(({ entry, place }) => (
-        <OperationView key={entry.id} document={document} entry={entry} detailed={place < detailed} />
+      {entries.map((entry) => (
+        <OperationView key={entry.id} document={document} entry={entry} />
       ))}
     </section>
   ));
