@@ -22,6 +22,8 @@ export interface SeatContext {
   log: Logger;
   /** The connection's open channels toward the client, where a close call's notice is written. */
   channels: Set<ServerChannel>;
+  /** Writes a line to the connection's interactive shells (who starts watching): each such seat adds its own. */
+  notices?: Set<(line: string) => void>;
 }
 
 /**
@@ -139,6 +141,12 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     const output = new ChannelOutput(down, [target.stdout, target.stderr]);
     if (kind === 'shell' && pty && ctx.announcement) {
       output.push(false, `${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
+    }
+    if (kind === 'shell' && pty && ctx.notices) {
+      // On standard error, through the seat's one writer; only to a terminal, never into a command's output.
+      const say = (line: string) => output.push(true, `\r\n${line}\r\n`);
+      ctx.notices.add(say);
+      down.once('close', () => ctx.notices?.delete(say));
     }
     // A recording the store has not caught up with holds the device's output (journal.ts, MOST_UNWRITTEN).
     let waitingForStore = false;

@@ -6,6 +6,7 @@ import { PublicKeyService } from '../sshkeys/service';
 import { LiveSessions } from './live';
 import { SshGateway } from './ssh-gateway';
 import { TerminalTickets, terminalTicketRoutes } from './terminal-tickets';
+import { watchRoutes } from './watch-routes';
 import { WebTerminal } from './web-terminal';
 
 declare module '@gatehouse/core/cradle' {
@@ -46,6 +47,7 @@ export function register(ctx: RegisterContext): void {
   });
   ctx.ssh({ handle: (conn, info) => ctx.resolve('sshGateway').handle(conn, info) });
   ctx.routes(terminalTicketRoutes);
+  ctx.routes(watchRoutes);
   const terminal = new WebTerminal({
     gateway: () => ctx.resolve('sshGateway'),
     tickets: () => ctx.resolve('terminalTickets'),

@@ -79,6 +79,9 @@ interface OpenEntry {
   bytes: number;
 }
 
+/** Sees a recorded seat's output and size changes as they pass, before the store has them (a live watch). */
+export type JournalTap = (seat: number, chunk: Buffer | undefined, width: number, height: number) => void;
+
 /**
  * What one gateway session writes to the store: its row, its events and, with recording on, the terminal output of
  * each seat. The data path does not wait for each write: entries are stamped when they pass and written in order
@@ -111,6 +114,10 @@ export class SessionJournal {
   /** The bytes gathered since the last flush (part of `unwritten`). */
   private gathered = 0;
   private caughtUpWaiters: Array<() => void> = [];
+  /** Per seat, the recording entries taken so far (written or on their way to the store). */
+  private readonly entries = new Map<number, number>();
+  /** Sees the output as it passes while someone watches the session (gateway/watch.ts). */
+  tap: JournalTap | undefined;
 
   constructor(
     private readonly sessions: SessionService,
@@ -189,6 +196,7 @@ export class SessionJournal {
     this.gathered += chunk.length;
     const width = terminalSize(columns);
     const height = terminalSize(rows);
+    this.tap?.(seat, chunk, width, height);
     const now = Date.now();
     // Output arriving in a burst becomes one entry: far fewer rows to write, and players cannot show a
     // difference of a few milliseconds anyway.
@@ -251,13 +259,28 @@ export class SessionJournal {
     const tail = unfinishedSequence(entry);
     if (tail) this.carried.set(open.seat, Buffer.from(entry.subarray(entry.length - tail)));
     if (tail === entry.length) return;
-    this.records.push({
+    this.take({
       seat: open.seat,
       message: tail ? entry.subarray(0, entry.length - tail) : entry,
       time: new Date(open.time),
       width: open.width,
       height: open.height,
     });
+  }
+
+  private take(record: NewRecord): void {
+    this.records.push(record);
+    this.entries.set(record.seat, (this.entries.get(record.seat) ?? 0) + 1);
+  }
+
+  /**
+   * Sends what has gathered to the store now and answers, per seat, how many entries the recording has once the
+   * store has them all: a watcher reads that many from the store and follows the tap from there, so it sees each
+   * byte once. A UTF-8 sequence still unfinished at this instant is in neither, and shows as a replacement character.
+   */
+  syncPoint(): Record<number, number> {
+    if (!this.ended) this.flush();
+    return Object.fromEntries(this.entries);
   }
 
   /** A terminal size change of a recorded seat (an entry without text, so players resize at that instant). */
@@ -267,7 +290,8 @@ export class SessionJournal {
     const width = terminalSize(columns);
     const height = terminalSize(rows);
     this.sizes.set(seat, { width, height });
-    this.records.push({ seat, message: '', time: new Date(), width, height });
+    this.take({ seat, message: '', time: new Date(), width, height });
+    this.tap?.(seat, undefined, width, height);
     if (this.records.length >= FLUSH_ENTRIES) this.flush();
     else this.schedule();
   }
@@ -345,7 +369,7 @@ export class SessionJournal {
     // A sequence the output never finished: kept as it was (the store shows it as a replacement character).
     for (const [seat, rest] of this.carried) {
       const { width, height } = this.sizes.get(seat) ?? { width: 0, height: 0 };
-      this.records.push({ seat, message: rest, time: new Date(), width, height });
+      this.take({ seat, message: rest, time: new Date(), width, height });
     }
     this.carried.clear();
     this.flush();

@@ -3,6 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Cache, Config, Logger } from '@gatehouse/core';
 import { LIVE_WINDOW_SECONDS, type LiveSessionCloser, type SessionService } from '../sessions/service';
+import type { SessionJournal } from './journal';
+import { CarriedWatches } from './watch';
 
 /**
  * How often this server vouches for its live sessions; a session not vouched for within the sessions' live window
@@ -71,12 +73,15 @@ export class LiveSessions implements LiveSessionCloser {
   private unsubscribe: (() => Promise<void>) | undefined;
   /** This gateway instance (see gatewayInstance). */
   readonly instance: string;
+  /** Who watches the sessions this server carries (watch.ts). */
+  readonly watches: CarriedWatches;
 
   constructor(deps: { log: Logger; cache: Cache; config: Config; sessions: SessionService }) {
     this.log = deps.log;
     this.cache = deps.cache;
     this.instance = gatewayInstance(deps.config.dataDir);
     this.sessions = deps.sessions;
+    this.watches = new CarriedWatches(deps.cache, deps.log);
   }
 
   /**
@@ -93,6 +98,7 @@ export class LiveSessions implements LiveSessionCloser {
       const call = closeMessage(message);
       if (call) this.end(call.uid, call.notice);
     });
+    await this.watches.listen();
   }
 
   private async sayAlive(): Promise<void> {
@@ -115,13 +121,19 @@ export class LiveSessions implements LiveSessionCloser {
     }
   }
 
-  add(uid: string, end: SessionEnd): void {
+  /**
+   * A session this server now carries. With `watch`, it may be watched: its journal is tapped while anyone does,
+   * and `say` tells the person at the client who starts and stops watching.
+   */
+  add(uid: string, end: SessionEnd, watch?: { journal: SessionJournal; say: (line: string) => void }): void {
     this.ends.set(uid, end);
+    if (watch) this.watches.add(uid, watch.journal, watch.say);
     this.timer ??= setInterval(() => void this.heartbeat(), HEARTBEAT_SECONDS * 1000).unref();
   }
 
   delete(uid: string): void {
     this.ends.delete(uid);
+    this.watches.delete(uid);
   }
 
   /** Ends the session here if this server carries it, otherwise asks the server that does. */
@@ -160,5 +172,6 @@ export class LiveSessions implements LiveSessionCloser {
     unsubscribe?.().catch((err: unknown) => this.log.warn({ err }, 'could not stop hearing close calls'));
     for (const end of [...this.ends.values()]) end();
     this.ends.clear();
+    await this.watches.stop();
   }
 }

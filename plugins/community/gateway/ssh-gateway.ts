@@ -376,19 +376,32 @@ class GatewayConnection {
     }
     const { conn } = this;
     const channels = new Set<ServerChannel>();
-    this.gw.live.add(a.journal.uid, (notice) => {
-      if (notice === undefined) {
-        upstream.end();
-        conn.end();
-        return;
-      }
-      // The person at the client reads why before the connection goes (on standard error, where ssh prints it).
-      for (const channel of channels) channel.stderr.write(`\r\n${notice}\r\n`);
-      setTimeout(() => {
-        upstream.end();
-        conn.end();
-      }, NOTICE_MS).unref();
-    });
+    const notices = new Set<(line: string) => void>();
+    const watch = a.record
+      ? {
+          journal: a.journal,
+          say: (line: string) => {
+            for (const say of notices) say(line);
+          },
+        }
+      : undefined;
+    this.gw.live.add(
+      a.journal.uid,
+      (notice) => {
+        if (notice === undefined) {
+          upstream.end();
+          conn.end();
+          return;
+        }
+        // The person at the client reads why before the connection goes (on standard error, where ssh prints it).
+        for (const channel of channels) channel.stderr.write(`\r\n${notice}\r\n`);
+        setTimeout(() => {
+          upstream.end();
+          conn.end();
+        }, NOTICE_MS).unref();
+      },
+      watch,
+    );
     upstream.onClose(() => conn.end());
     const touch = () => {
       this.lastActivity = Date.now();
@@ -409,6 +422,7 @@ class GatewayConnection {
           touch,
           log: this.gw.log,
           channels,
+          notices,
         });
       }),
     );

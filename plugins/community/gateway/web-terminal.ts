@@ -313,7 +313,11 @@ export class WebTerminal {
       upstream.end();
       if (ws.readyState === ws.OPEN) ws.close(1000, 'closed');
     };
-    gateway.live.add(a.journal.uid, end);
+    // The browser's terminal shows who starts and stops watching a recorded session, as an SSH client's does.
+    const say = (line: string) => {
+      if (ws.readyState === ws.OPEN) ws.send(Buffer.from(`\r\n${line}\r\n`));
+    };
+    gateway.live.add(a.journal.uid, end, a.record ? { journal: a.journal, say } : undefined);
     ws.once('close', () => {
       upstream.end();
       gateway.live.delete(a.journal.uid);

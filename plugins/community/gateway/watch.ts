@@ -1,0 +1,366 @@
+import { randomUUID } from 'node:crypto';
+import type { PassThrough } from 'node:stream';
+import type { Cache, Logger } from '@gatehouse/core';
+import type { SessionJournal } from './journal';
+
+/**
+ * Watching a live session (docs/content/developers/gateway.md, "Watching a session"). The server carrying the
+ * session and the watcher's server may be two instances: they speak through the shared cache (Redis), on two
+ * channels.
+ *
+ * - `sessions:watch`: watchers say they are here (every WATCHER_BEAT_MS while they stay) or gone. Every server
+ *   hears it; the one carrying the session answers.
+ * - `sessions:live:<uid>`: the carrying server's word to the session's watchers: the sync point of a new watcher,
+ *   output and size changes of the recorded seats, the list of watchers, and the end.
+ *
+ * Only recorded output is shown: a watcher first reads the recording so far from the store, up to the sync point,
+ * then follows the output from there, so it sees what the person at the client saw, each byte once.
+ */
+
+const WATCH_CHANNEL = 'sessions:watch';
+const liveChannel = (uid: string) => `sessions:live:${uid}`;
+
+/** How often a watcher says it is still here, and how long the carrying server believes it without hearing again. */
+const WATCHER_BEAT_MS = 15_000;
+const WATCHER_TTL_MS = 3 * WATCHER_BEAT_MS;
+/** The most watchers of one session at a time; one more is refused (429). */
+export const MAX_WATCHERS = 16;
+/** Output within this long of the first unsent chunk goes to watchers in one message, up to this many bytes. */
+const COALESCE_MS = 15;
+const COALESCE_BYTES = 64 * 1024;
+/** How long a new watcher waits for the carrying server's sync point, and then for the store to hold it. */
+const SYNC_WAIT_MS = 5_000;
+const STORE_WAIT_MS = 5_000;
+
+/** A watcher's word on the watch channel. */
+interface WatchCall {
+  uid: string;
+  watcher: string;
+  name: string;
+  on: boolean;
+}
+
+/** The carrying server's word on a session's live channel. */
+type LiveMessage =
+  | { type: 'sync'; watcher: string; entries: Record<string, number> }
+  | { type: 'full'; watcher: string }
+  | { type: 'out'; seat: number; width: number; height: number; data: string }
+  | { type: 'size'; seat: number; width: number; height: number }
+  | { type: 'watchers'; names: string[] }
+  | { type: 'end' };
+
+function parse<T>(message: string): T | undefined {
+  try {
+    const value = JSON.parse(message) as unknown;
+    return value && typeof value === 'object' ? (value as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isWatchCall(value: Partial<WatchCall> | undefined): value is WatchCall {
+  return (
+    typeof value?.uid === 'string' &&
+    typeof value.watcher === 'string' &&
+    typeof value.name === 'string' &&
+    typeof value.on === 'boolean'
+  );
+}
+
+/**
+ * The watches of the sessions this server carries: it hears the watch channel for them, taps their journals while
+ * anyone watches, and tells the person at the client who starts and stops watching.
+ */
+export class CarriedWatches {
+  private readonly sessions = new Map<string, CarriedWatch>();
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly cache: Cache,
+    private readonly log: Logger,
+  ) {}
+
+  async listen(): Promise<void> {
+    this.unsubscribe ??= await this.cache.subscribe(WATCH_CHANNEL, (message) => {
+      const call = parse<Partial<WatchCall>>(message);
+      if (isWatchCall(call)) this.sessions.get(call.uid)?.heard(call);
+    });
+    this.sweeper ??= setInterval(() => {
+      for (const watch of this.sessions.values()) watch.sweep(Date.now());
+    }, WATCHER_BEAT_MS).unref();
+  }
+
+  /** A session this server now carries: `say` writes one line to the person at the client. */
+  add(uid: string, journal: SessionJournal, say: (line: string) => void): void {
+    this.sessions.set(
+      uid,
+      new CarriedWatch(journal, say, (message) =>
+        this.cache.publish(liveChannel(uid), JSON.stringify(message)).catch((err: unknown) => {
+          this.log.warn({ err, session: uid }, 'could not reach the watchers of a session');
+        }),
+      ),
+    );
+  }
+
+  /** The session ended here: its watchers are told, and the tap comes off. */
+  delete(uid: string): void {
+    this.sessions.get(uid)?.end();
+    this.sessions.delete(uid);
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    for (const uid of [...this.sessions.keys()]) this.delete(uid);
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    await unsubscribe?.().catch(() => {});
+  }
+}
+
+/** One carried session's watchers and the output on its way to them. */
+class CarriedWatch {
+  private readonly watchers = new Map<string, { name: string; until: number }>();
+  private unsent:
+    | { seat: number; width: number; height: number; chunks: Buffer[]; bytes: number }
+    | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly journal: SessionJournal,
+    private readonly say: (line: string) => void,
+    private readonly publish: (message: LiveMessage) => void,
+  ) {}
+
+  heard(call: WatchCall): void {
+    const known = this.watchers.get(call.watcher);
+    if (!call.on) {
+      if (known) this.leave(call.watcher, known.name);
+      return;
+    }
+    if (known) {
+      known.until = Date.now() + WATCHER_TTL_MS;
+      return;
+    }
+    if (this.watchers.size >= MAX_WATCHERS) {
+      this.publish({ type: 'full', watcher: call.watcher });
+      return;
+    }
+    this.watchers.set(call.watcher, { name: call.name, until: Date.now() + WATCHER_TTL_MS });
+    this.journal.tap ??= (seat, chunk, width, height) => this.passed(seat, chunk, width, height);
+    // What is on its way to the other watchers goes first: the new one skips it, as its sync point includes it.
+    this.send();
+    this.publish({ type: 'sync', watcher: call.watcher, entries: this.journal.syncPoint() });
+    this.say(`gatehouse: ${call.name} is watching this session`);
+    this.announce();
+  }
+
+  /** Watchers not heard from for a while (their server stopped) are gone. */
+  sweep(now: number): void {
+    for (const [id, watcher] of this.watchers) if (watcher.until < now) this.leave(id, watcher.name);
+  }
+
+  private leave(id: string, name: string): void {
+    this.watchers.delete(id);
+    this.say(`gatehouse: ${name} stopped watching this session`);
+    this.announce();
+    if (this.watchers.size === 0) this.untap();
+  }
+
+  private announce(): void {
+    this.publish({ type: 'watchers', names: [...this.watchers.values()].map((w) => w.name) });
+  }
+
+  private passed(seat: number, chunk: Buffer | undefined, width: number, height: number): void {
+    const unsent = this.unsent;
+    if (unsent && (unsent.seat !== seat || unsent.width !== width || unsent.height !== height)) this.send();
+    if (!chunk) {
+      this.publish({ type: 'size', seat, width, height });
+      return;
+    }
+    // A copy: the chunk's buffer belongs to the stream it came from.
+    const copy = Buffer.from(chunk);
+    if (this.unsent) {
+      this.unsent.chunks.push(copy);
+      this.unsent.bytes += copy.length;
+    } else {
+      this.unsent = { seat, width, height, chunks: [copy], bytes: copy.length };
+      this.timer = setTimeout(() => this.send(), COALESCE_MS);
+    }
+    if (this.unsent.bytes >= COALESCE_BYTES) this.send();
+  }
+
+  private send(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const unsent = this.unsent;
+    this.unsent = undefined;
+    if (!unsent) return;
+    const { seat, width, height, chunks } = unsent;
+    this.publish({ type: 'out', seat, width, height, data: Buffer.concat(chunks).toString('base64') });
+  }
+
+  private untap(): void {
+    this.send();
+    this.journal.tap = undefined;
+  }
+
+  end(): void {
+    this.untap();
+    if (this.watchers.size > 0) this.publish({ type: 'end' });
+    this.watchers.clear();
+  }
+}
+
+/** One recording entry as a watcher's history needs it. */
+export interface HistoryEntry {
+  message: string;
+  width: number;
+  height: number;
+}
+
+/** Why a watch could not start, for the route to answer. */
+export type WatchRefusal = 'not-live' | 'full' | 'unavailable';
+
+/**
+ * A watcher of one seat of a session, on whichever server: joins through the watch channel, waits for its sync
+ * point, sends the recording up to it and then the live output to `out` as Server-Sent Events, until the session
+ * ends, `out` closes or `allowed` answers false at a heartbeat.
+ */
+export class SessionWatcher {
+  private readonly id = randomUUID();
+  private synced: Record<string, number> | undefined;
+  private started = false;
+  private waiting: string[] = [];
+  private out: PassThrough | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private beat: NodeJS.Timeout | undefined;
+  private done = false;
+  private onSync: ((result: 'synced' | 'full') => void) | undefined;
+
+  constructor(
+    private readonly deps: {
+      cache: Cache;
+      log: Logger;
+      uid: string;
+      seat: number;
+      /** Shown to the person at the client and to the other watchers. */
+      name: string;
+      /** The seat's recording as the store has it now. */
+      history: () => Promise<HistoryEntry[]>;
+      allowed: () => Promise<boolean>;
+    },
+  ) {}
+
+  /** Joins the session's watchers; resolves once the history is ready to send, or with why not. */
+  async start(): Promise<WatchRefusal | undefined> {
+    try {
+      this.unsubscribe = await this.deps.cache.subscribe(liveChannel(this.deps.uid), (m) => this.heard(m));
+      const synced = new Promise<'synced' | 'full' | 'late'>((resolve) => {
+        this.onSync = resolve;
+        setTimeout(() => resolve('late'), SYNC_WAIT_MS).unref();
+      });
+      await this.call(true);
+      const result = await synced;
+      this.onSync = undefined;
+      if (result !== 'synced') {
+        await this.stop();
+        return result === 'full' ? 'full' : 'not-live';
+      }
+    } catch (err) {
+      this.deps.log.warn({ err, session: this.deps.uid }, 'could not start watching a session');
+      await this.stop();
+      return 'unavailable';
+    }
+    return undefined;
+  }
+
+  /** Sends the history and then the live output to `out`. */
+  async follow(out: PassThrough): Promise<void> {
+    this.out = out;
+    out.once('close', () => void this.stop());
+    out.write('retry: 2000\n: watching\n\n');
+    const wanted = this.synced?.[String(this.deps.seat)] ?? 0;
+    let history: HistoryEntry[] = [];
+    const until = Date.now() + STORE_WAIT_MS;
+    // The sync point's entries may still be on their way to the store.
+    for (;;) {
+      history = await this.deps.history().catch(() => []);
+      if (history.length >= wanted || Date.now() > until || this.done) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (const entry of history.slice(0, wanted)) {
+      if (entry.message === '')
+        this.write({ type: 'size', seat: this.deps.seat, width: entry.width, height: entry.height });
+      else
+        this.write({
+          type: 'out',
+          seat: this.deps.seat,
+          width: entry.width,
+          height: entry.height,
+          data: Buffer.from(entry.message, 'utf8').toString('base64'),
+        });
+    }
+    this.started = true;
+    for (const message of this.waiting.splice(0)) this.forward(message);
+    this.beat = setInterval(() => void this.heartbeat(), WATCHER_BEAT_MS).unref();
+  }
+
+  private heard(message: string): void {
+    const parsed = parse<LiveMessage>(message);
+    if (!parsed) return;
+    if (!this.synced) {
+      // Before its sync point a watcher only waits for it: what came before is in the history.
+      if (parsed.type === 'sync' && parsed.watcher === this.id) {
+        this.synced = parsed.entries && typeof parsed.entries === 'object' ? parsed.entries : {};
+        this.onSync?.('synced');
+      } else if (parsed.type === 'full' && parsed.watcher === this.id) this.onSync?.('full');
+      return;
+    }
+    if (!this.started) this.waiting.push(message);
+    else this.forward(message);
+  }
+
+  private forward(message: string): void {
+    const parsed = parse<LiveMessage>(message);
+    if (!parsed) return;
+    if (parsed.type === 'out' || parsed.type === 'size') {
+      if (parsed.seat === this.deps.seat) this.write(parsed);
+    } else if (parsed.type === 'watchers') {
+      this.write({ type: 'watchers', names: Array.isArray(parsed.names) ? parsed.names : [] });
+    } else if (parsed.type === 'end') {
+      this.write(parsed);
+      this.out?.end();
+      void this.stop();
+    }
+  }
+
+  private write(message: LiveMessage): void {
+    if (this.out && !this.out.destroyed) this.out.write(`data: ${JSON.stringify(message)}\n\n`);
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (!(await this.deps.allowed().catch(() => false))) {
+      this.out?.end();
+      await this.stop();
+      return;
+    }
+    this.out?.write(': heartbeat\n\n');
+    await this.call(true).catch(() => {});
+  }
+
+  private call(on: boolean): Promise<void> {
+    const call: WatchCall = { uid: this.deps.uid, watcher: this.id, name: this.deps.name, on };
+    return this.deps.cache.publish(WATCH_CHANNEL, JSON.stringify(call));
+  }
+
+  async stop(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    if (this.beat) clearInterval(this.beat);
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    await Promise.all([this.call(false).catch(() => {}), unsubscribe?.().catch(() => {})]);
+  }
+}
