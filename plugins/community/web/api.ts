@@ -46,6 +46,7 @@ export const calls = {
   getSession: { method: 'GET', path: '/api/sessions/{uid}' },
   closeSession: { method: 'POST', path: '/api/sessions/{uid}/close' },
   getRecording: { method: 'GET', path: '/api/sessions/{uid}/records/{seat}' },
+  watchSession: { method: 'GET', path: '/api/sessions/{uid}/live' },
   terminalTicket: { method: 'POST', path: '/api/terminal/tickets' },
 
   adminListUsers: { method: 'GET', path: '/api/admin/users' },

@@ -30,6 +30,7 @@ import {
 } from './describe';
 import { SessionState } from './list';
 import { Playback } from './playback';
+import { LiveTerminal } from './watch';
 
 function Recording({ uid, seats, events }: { uid: string; seats: number[]; events: SessionEvent[] }) {
   const api = useApi();
@@ -88,6 +89,8 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
   const api = useApi();
   const mayClose = useCan()(calls.closeSession).allowed;
   const [closing, setClosing] = useState(false);
+  /** Whether the session ended while this page watched it: the live card stays, with its last screen. */
+  const [endedLive, setEndedLive] = useState(false);
   const uid = params.uid ?? '';
   const session = useResource(
     () =>
@@ -169,8 +172,19 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
         onClosed={session.reload}
       />
       <div className="stack">
+        {recording.recorded && (s.active || endedLive) ? (
+          <LiveTerminal
+            uid={s.uid}
+            seat={seats[0] ?? 0}
+            onEnded={() => {
+              setEndedLive(true);
+              session.reload();
+            }}
+          />
+        ) : null}
         {recording.recorded ? (
-          <Recording uid={s.uid} seats={seats} events={events} />
+          // Read again when the session ends: what it recorded while this page was open is then complete.
+          <Recording key={s.active ? 'active' : 'ended'} uid={s.uid} seats={seats} events={events} />
         ) : (
           <Alert kind="info" title={recording.why === 'removed' ? 'Recording removed' : 'Not recorded'}>
             {recording.text}

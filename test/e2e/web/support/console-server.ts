@@ -23,7 +23,13 @@ export interface ConsoleServer {
   /** Runs `gatehouse <args>` against the same store and configuration (through the running server's local socket). */
   cli: (...args: string[]) => string;
   stop: () => Promise<void>;
+  /** Its data directory, the Redis key prefix it shares with other instances (`shared`), if any. */
+  dataDir: string;
+  redisPrefix: string | undefined;
 }
+
+/** Whether the servers of a test can be instances of one installation: PostgreSQL and Redis to share. */
+export const canShare = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,12 +61,23 @@ export function ensureConsoleBuilt(): void {
     throw new Error(`building the console failed:\n${result.stdout}\n${result.stderr}`);
 }
 
+/**
+ * `shared`: the server keeps its counters and messages in TEST_REDIS_URL's Redis, so that other instances may join
+ * it. `sharing`: another instance of that installation (its database, Redis key space and secret key), with
+ * listeners of its own; it has no first-run link, and leaves the database to the first.
+ */
 export async function startConsoleServer(
-  options: { edition?: string; env?: Record<string, string> } = {},
+  options: { edition?: string; env?: Record<string, string>; shared?: boolean; sharing?: ConsoleServer } = {},
 ): Promise<ConsoleServer> {
   ensureConsoleBuilt();
+  const { sharing } = options;
+  if ((options.shared || sharing) && !canShare)
+    throw new Error('instances share PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-'));
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = sharing ? sharing.databaseUrl : await freshDatabase();
+  const redisPrefix =
+    sharing?.redisPrefix ??
+    (options.shared ? `gatehouse-web-${Math.random().toString(16).slice(2, 10)}:` : undefined);
   const httpPort = await freePort();
   const sshPort = await freePort();
   const url = `http://127.0.0.1:${httpPort}`;
@@ -76,6 +93,11 @@ export async function startConsoleServer(
     GATEHOUSE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     GATEHOUSE_LOG_PRETTY: 'false',
     ...(databaseUrl ? { GATEHOUSE_DATABASE_URL: databaseUrl } : {}),
+    ...(redisPrefix
+      ? { GATEHOUSE_REDIS_URL: process.env.TEST_REDIS_URL as string, GATEHOUSE_REDIS_PREFIX: redisPrefix }
+      : {}),
+    // One installation has one secret key: a joining instance reads the first one's key file.
+    ...(sharing ? { GATEHOUSE_SECRET_KEY_FILE: path.join(sharing.dataDir, 'secret.key') } : {}),
     ...options.env,
   };
   const child: ChildProcess = spawn(process.execPath, [path.join(repoRoot, 'bin', 'gatehouse.js'), 'serve'], {
@@ -99,28 +121,31 @@ export async function startConsoleServer(
       await exited;
       clearTimeout(timer);
     }
-    await dropDatabase(databaseUrl);
+    if (!sharing) await dropDatabase(databaseUrl);
     rmSync(dataDir, { recursive: true, force: true });
   };
 
-  const setupUrl = await new Promise<string>((resolve, reject) => {
-    const deadline = setTimeout(() => {
-      reject(new Error(`gatehouse serve printed no setup link within 60 s:\n${output}`));
-    }, 60_000);
-    const check = () => {
-      const match = /(http:\/\/\S+\/setup\?sign=\S+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(deadline);
-        child.stdout?.off('data', check);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(deadline);
-      reject(new Error(`gatehouse serve exited with ${code}:\n${output}`));
-    });
-  }).catch(async (error: unknown) => {
+  const setupUrl = await (sharing
+    ? answering(url, child, () => output)
+    : new Promise<string>((resolve, reject) => {
+        const deadline = setTimeout(() => {
+          reject(new Error(`gatehouse serve printed no setup link within 60 s:\n${output}`));
+        }, 60_000);
+        const check = () => {
+          const match = /(http:\/\/\S+\/setup\?sign=\S+)/.exec(output);
+          if (match?.[1]) {
+            clearTimeout(deadline);
+            child.stdout?.off('data', check);
+            resolve(match[1]);
+          }
+        };
+        child.stdout?.on('data', check);
+        child.once('exit', (code) => {
+          clearTimeout(deadline);
+          reject(new Error(`gatehouse serve exited with ${code}:\n${output}`));
+        });
+      })
+  ).catch(async (error: unknown) => {
     await cleanup();
     throw error;
   });
@@ -137,7 +162,33 @@ export async function startConsoleServer(
     return result.stdout;
   };
 
-  return { url, sshPort, setupUrl, output: () => output, databaseUrl, cli, stop: cleanup };
+  return {
+    url,
+    sshPort,
+    setupUrl,
+    output: () => output,
+    databaseUrl,
+    cli,
+    stop: cleanup,
+    dataDir,
+    redisPrefix,
+  };
+}
+
+/** Waits until a joining instance answers `GET /info` (it prints no first-run link): resolves with an empty link. */
+async function answering(url: string, child: ChildProcess, output: () => string): Promise<string> {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`gatehouse serve exited with ${child.exitCode}:\n${output()}`);
+    const status = await fetch(`${url}/info`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return '';
+    if (Date.now() > until) throw new Error(`gatehouse serve did not answer within 60 s:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 export function axeSource(): string {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AgentProcess, DEVICE_AGENT_PASSWORD, eventually } from '../../../support/agent-process';
-import type { ConsoleServer } from './console-server';
+import type { ConsoleServer, startConsoleServer } from './console-server';
 import { signedInConsole } from './signed-in';
 
 /** The device password of the agents these tests run (single-user mode, see AgentProcess). */
@@ -23,9 +23,18 @@ export class DeviceWorld {
   uid!: string;
   private keys = '';
 
-  static async start(opts: { hostname?: string; deviceScaleFactor?: number } = {}): Promise<DeviceWorld> {
+  static async start(
+    opts: {
+      hostname?: string;
+      deviceScaleFactor?: number;
+      server?: Parameters<typeof startConsoleServer>[0];
+    } = {},
+  ): Promise<DeviceWorld> {
     const world = new DeviceWorld();
-    const signedIn = await signedInConsole({ deviceScaleFactor: opts.deviceScaleFactor ?? 1 });
+    const signedIn = await signedInConsole({
+      deviceScaleFactor: opts.deviceScaleFactor ?? 1,
+      ...(opts.server ? { server: opts.server } : {}),
+    });
     ({ server: world.server, browser: world.browser, context: world.context, page: world.page } = signedIn);
     world.auth = signedIn.auth;
     world.keys = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-agent-'));

@@ -65,20 +65,30 @@ export class ApiClient {
    * A long-lived answer read as it comes (the event stream, which EventSource could not send the token to):
    * resolves with the open response once its status is a success, and ends with `signal`.
    */
-  async stream(call: Call, signal: AbortSignal): Promise<Response> {
+  async stream(
+    call: Call,
+    signal: AbortSignal,
+    options: Pick<RequestOptions, 'params' | 'query' | 'context'> = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { Accept: 'text/event-stream' };
     const token = this.token();
     if (token) headers.Authorization = `Bearer ${token}`;
+    const url = this.base + buildPath(call.path, options.params) + buildQuery(options.query);
     let response: Response;
     try {
-      response = await fetch(this.base + buildPath(call.path), { method: call.method, headers, signal });
+      response = await fetch(url, { method: call.method, headers, signal });
     } catch {
       throw new NetworkError();
     }
     if (!response.ok) {
       const body = await readBody(response);
       if (response.status === 401 && token) this.onSessionEnded();
-      throw new ApiError(response.status, response.headers, body, 'Could not follow the live changes');
+      throw new ApiError(
+        response.status,
+        response.headers,
+        body,
+        options.context ?? 'Could not follow the live changes',
+      );
     }
     return response;
   }
