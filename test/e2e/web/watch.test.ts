@@ -138,7 +138,9 @@ describe(`web console: watching a live session from another instance${canShare ?
           .getByText(`live-${width * 2}`)
           .waitFor();
         // The Recording card reads the recording again now that it is complete: it lasts as long as the session.
-        const recordingCard = page.locator('.card', { has: page.getByRole('heading', { name: 'Recording' }) });
+        const recordingCard = page.locator('.card', {
+          has: page.getByRole('heading', { name: 'Recording' }),
+        });
         await recordingCard.getByText(/^0:0[1-9] recorded$|^0:[1-5][0-9] recorded$/).waitFor();
       } finally {
         if (!gone) term.type('exit\r');
