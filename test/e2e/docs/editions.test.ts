@@ -46,6 +46,7 @@ const docsProbes: Record<string, (o: Offer) => boolean> = {
   // Every edition owns the sign-in call; SAML is offered when it does not just answer 501. A server of the edition
   // that builds it serves its SP metadata before an administrator sets it up (then /info and the sign-in call say so).
   'Custom device fields': has('/api/devices/{uid}/custom_fields/{key}', '/api/devices/custom_fields'),
+  'Watching live sessions': has('/api/sessions/{uid}/live'),
   'SAML single sign-on': (o) =>
     o.info.authentication.saml || o.samlStatus !== 501 || o.samlMetadataStatus === 200,
   'Container-engine connectors': has('/api/connector', '/api/connector/{uid}'),
@@ -71,6 +72,7 @@ const readmeProbes: Record<string, (o: Offer) => boolean> = {
   'public keys': has('/api/sshkeys/public-keys'),
   'firewall rules': has('/api/firewall/rules'),
   'sessions and recordings': has('/api/sessions', '/api/sessions/{uid}/records/{seat}'),
+  'watching live sessions': has('/api/sessions/{uid}/live'),
   'HTTP tunnels': has('/api/devices/{uid}/tunnels'),
   'SAML single sign-on': docsProbes['SAML single sign-on'] as (o: Offer) => boolean,
   'container-engine connectors': docsProbes['Container-engine connectors'] as (o: Offer) => boolean,
