@@ -4,6 +4,7 @@ import { FirewallService } from '../firewall/service';
 import { GatewaySigner } from '../sshkeys/gateway-signer';
 import { PublicKeyService } from '../sshkeys/service';
 import { LiveSessions } from './live';
+import { SessionShares, ShareStreams } from './shares';
 import { SshGateway } from './ssh-gateway';
 import { TerminalTickets, terminalTicketRoutes } from './terminal-tickets';
 import { watchRoutes } from './watch-routes';
@@ -20,6 +21,10 @@ declare module '@gatehouse/core/cradle' {
     gatewaySigner: GatewaySigner;
     terminalTickets: TerminalTickets;
     webTerminal: WebTerminal;
+    /** The share links of the caller's namespace's sessions (request-scoped). */
+    sessionShares: SessionShares;
+    /** The streams this server holds on share links, ended at once when a link is revoked. */
+    shareStreams: ShareStreams;
   }
 }
 
@@ -34,6 +39,10 @@ export function register(ctx: RegisterContext): void {
     liveSessions: asClass(LiveSessions)
       .singleton()
       .disposer((live) => live.stop()),
+    sessionShares: asClass(SessionShares).scoped(),
+    shareStreams: asClass(ShareStreams)
+      .singleton()
+      .disposer((streams) => streams.stop()),
     publicKeys: asClass(PublicKeyService).singleton(),
     firewall: asClass(FirewallService).singleton(),
     gatewaySigner: asClass(GatewaySigner).singleton(),

@@ -47,7 +47,7 @@ type LiveMessage =
   | { type: 'out'; seat: number; width: number; height: number; data: string }
   | { type: 'size'; seat: number; width: number; height: number }
   | { type: 'watchers'; names: string[] }
-  | { type: 'end' };
+  | { type: 'end'; reason?: 'revoked' | 'expired' };
 
 function parse<T>(message: string): T | undefined {
   try {
@@ -334,6 +334,14 @@ export class SessionWatcher {
       this.out?.end();
       void this.stop();
     }
+  }
+
+  /** Ends the stream from outside (a share link revoked or expired): says why, then closes. */
+  finish(reason: 'revoked' | 'expired'): void {
+    if (this.done) return;
+    this.write({ type: 'end', reason });
+    this.out?.end();
+    void this.stop();
   }
 
   private write(message: LiveMessage): void {

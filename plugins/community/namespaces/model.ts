@@ -9,6 +9,8 @@ export interface NamespaceSettings {
   require_install_key?: boolean;
   /** Days a session's recording is kept (counted from the session's start); absent or 0 keeps it. */
   recording_retention_days?: number;
+  /** Read-only links to a live session may be made for people without an account; absent: off. */
+  session_share_links?: boolean;
 }
 
 /**

@@ -58,6 +58,11 @@ export const namespaceView = T.Object({
         "Days a session's recording is kept, counted from the session's start; 0 (the default) keeps recordings. " +
         'A recording removed for its age leaves recording_removed_at on its session.',
     }),
+    session_share_links: T.Boolean({
+      description:
+        'Administrators may make time-limited, read-only links to a live recorded session, for people without ' +
+        'an account. Off by default; turning it off stops every link (open views within 15 seconds).',
+    }),
   }),
   max_devices: T.Integer({ description: '-1 unlimited, otherwise at least 3' }),
   device_count: T.Integer(),
@@ -97,6 +102,7 @@ export const namespaceSettings = T.Object(
     connection_announcement: T.Optional(T.String({ maxLength: 4096 })),
     require_install_key: T.Optional(T.Boolean()),
     recording_retention_days: T.Optional(T.Integer({ minimum: 0, maximum: MAX_RETENTION_DAYS })),
+    session_share_links: T.Optional(T.Boolean()),
   },
   { additionalProperties: false },
 );

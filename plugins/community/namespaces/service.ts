@@ -160,6 +160,7 @@ export class NamespaceService {
         connection_announcement: ns.settings.connection_announcement ?? '',
         require_install_key: ns.settings.require_install_key === true,
         recording_retention_days: ns.settings.recording_retention_days ?? 0,
+        session_share_links: ns.settings.session_share_links === true,
       },
       max_devices: ns.max_devices,
       device_count: await this.deviceCount(ns.tenant_id),
@@ -189,7 +190,7 @@ export class NamespaceService {
 
   /**
    * Renames and changes settings (session_record, connection_announcement up to 4096 characters,
-   * require_install_key, recording_retention_days).
+   * require_install_key, recording_retention_days, session_share_links).
    */
   async update(
     tenantId: string,

@@ -71,3 +71,21 @@ export class Session extends TenantModel {
     };
   }
 }
+
+/** A read-only, time-limited link to a live session, for someone without an account (gateway/shares.ts). */
+export class SessionShare extends TenantModel {
+  static override tableName = 'session_shares';
+
+  declare id: string;
+  declare tenant_id: string;
+  declare session_uid: string;
+  /** SHA-256 of the link's token, hex: the token itself is given once, when the link is made. */
+  declare token_hash: string;
+  declare created_by: string;
+  declare created_by_name: string;
+  declare created_at: Date;
+  declare expires_at: Date;
+  declare revoked_at: Date | null;
+  declare uses: number;
+  declare last_used_at: Date | null;
+}

@@ -47,6 +47,11 @@ export const calls = {
   closeSession: { method: 'POST', path: '/api/sessions/{uid}/close' },
   getRecording: { method: 'GET', path: '/api/sessions/{uid}/records/{seat}' },
   watchSession: { method: 'GET', path: '/api/sessions/{uid}/live' },
+  createShare: { method: 'POST', path: '/api/sessions/{uid}/shares' },
+  listShares: { method: 'GET', path: '/api/sessions/{uid}/shares' },
+  revokeShare: { method: 'DELETE', path: '/api/sessions/{uid}/shares/{id}' },
+  shareInfo: { method: 'GET', path: '/api/shares/{token}' },
+  watchShare: { method: 'GET', path: '/api/shares/{token}/live' },
   terminalTicket: { method: 'POST', path: '/api/terminal/tickets' },
 
   adminListUsers: { method: 'GET', path: '/api/admin/users' },

@@ -141,6 +141,13 @@ export default defineWebModule({
       component: page(() => import('./instance/health'), 'InstanceHealthPage'),
     },
   ],
+  publicPages: [
+    {
+      path: '/share/:token',
+      title: 'Shared terminal',
+      component: page(() => import('./sessions/shares'), 'SharedSessionPage'),
+    },
+  ],
   settingsTabs: [
     {
       id: 'profile',

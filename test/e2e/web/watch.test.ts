@@ -148,4 +148,66 @@ describe(`web console: watching a live session from another instance${canShare ?
       }
     });
   }
+  it('shares the live terminal by a link: made on the session page, watched without an account, revoked', async () => {
+    const term = await openShell();
+    let gone = false;
+    void term.exited.then(() => {
+      gone = true;
+    });
+    try {
+      term.type('echo linked-$((7 * 6))\r');
+      await term.waitFor(/linked-42/);
+      const uid = await liveSession();
+      const context = await world.browser.newContext({ viewport: { width: 1280, height: 900 } });
+      contexts.push(context);
+      const page = await context.newPage();
+      await signIn(page, second.url, owner.username, owner.password);
+      await page.getByRole('heading', { name: /^Welcome, / }).waitFor();
+
+      // Off until the namespace allows it: the card says where to turn it on.
+      await page.goto(`${second.url}/sessions/${uid}`);
+      const card = page.locator('.card', { has: page.getByRole('heading', { name: 'Share links' }) });
+      await card.getByText('Share links are off in this namespace').waitFor();
+      await card.getByRole('link', { name: 'Settings → Namespace' }).click();
+      await page.getByRole('switch', { name: 'Allow share links to live sessions' }).click();
+      await page.getByText('Share links are allowed').waitFor();
+
+      await page.goto(`${second.url}/sessions/${uid}`);
+      await card.getByLabel('Link works for').selectOption({ label: '15 minutes' });
+      await card.getByRole('button', { name: 'Make a link' }).click();
+      const link = await card.getByRole('textbox', { name: 'Share link' }).inputValue();
+      expect(link).to.match(/\/share\/[A-Za-z0-9_-]{43}$/);
+      await card.getByText('opened 0 times').waitFor();
+      await expectAccessible(page, 'share links card');
+
+      // Someone without an account, on a phone, opens it (on the address of the instance they were sent).
+      const stranger = await world.browser.newContext({ viewport: { width: 390, height: 800 } });
+      contexts.push(stranger);
+      const viewer = await stranger.newPage();
+      await viewer.goto(`${second.url}${new URL(link).pathname}`);
+      await viewer.getByRole('heading', { name: 'Shared terminal', level: 1 }).waitFor();
+      await viewer.getByText('edge-watch').first().waitFor();
+      const screen = viewer.getByTestId('live-terminal');
+      await screen.getByText('linked-42').waitFor();
+      await term.waitFor(/gatehouse: someone with a share link is watching this session/);
+      const at = term.output.length;
+      term.type('echo seen-by-link-$((5 + 5))\r');
+      await term.waitFor(/seen-by-link-10/, at);
+      await screen.getByText('seen-by-link-10').waitFor();
+      await noWiderThanScreen(viewer, 'shared terminal at 390 px');
+      await expectAccessible(viewer, 'shared terminal at 390 px');
+
+      // Revoked from the session page: the viewer's screen says so at once, and the link opens nothing more.
+      await page.reload();
+      await card.getByText('opened 1 time').waitFor();
+      await card.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByText('Link revoked: it no longer works').waitFor();
+      await viewer.getByText('The share link was revoked.').waitFor({ timeout: 10_000 });
+      await viewer.reload();
+      await viewer.getByText('This link opens nothing').waitFor();
+    } finally {
+      if (!gone) term.type('exit\r');
+      await Promise.race([term.exited, new Promise((r) => setTimeout(r, 5_000))]);
+    }
+  });
 });

@@ -8,6 +8,7 @@ const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_U
 
 interface LiveMessage {
   type: string;
+  reason?: string;
   data?: string;
   names?: string[];
   width?: number;
@@ -21,12 +22,18 @@ class Watch {
   ended = false;
   private readonly abort = new AbortController();
 
-  static async open(server: TestServer, uid: string, token: string): Promise<Watch> {
+  static open(server: TestServer, uid: string, token: string): Promise<Watch> {
+    return Watch.at(`${server.url}/api/sessions/${uid}/live`, { authorization: `Bearer ${token}` });
+  }
+
+  /** Through a share link, without an account. */
+  static shared(server: TestServer, token: string): Promise<Watch> {
+    return Watch.at(`${server.url}/api/shares/${token}/live`, {});
+  }
+
+  static async at(url: string, headers: Record<string, string>): Promise<Watch> {
     const watch = new Watch();
-    const response = await fetch(`${server.url}/api/sessions/${uid}/live`, {
-      headers: { authorization: `Bearer ${token}` },
-      signal: watch.abort.signal,
-    });
+    const response = await fetch(url, { headers, signal: watch.abort.signal });
     watch.status = response.status;
     if (response.status === 200 && response.body) void watch.read(response.body);
     else await response.body?.cancel();
@@ -210,6 +217,105 @@ describe(`watching a live session over ssh${shared ? ', from a second server' : 
       unrecorded.type('exit\r');
       await unrecorded.exited;
       await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, { settings: { session_record: true } });
+    }
+  });
+  it('shares a live session by a link that works without an account, until it is revoked', async () => {
+    const setShares = async (on: boolean) => {
+      const res = await world.api('PUT', `/api/namespaces/${world.owner.tenant}`, {
+        settings: { session_share_links: on },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.settings.session_share_links).to.equal(on);
+    };
+    const term = shell();
+    let exited = false;
+    void term.exited.then(() => {
+      exited = true;
+    });
+    try {
+      await term.waitFor(/[#$] $/);
+      term.type('echo shared-$((30 + 3))\r');
+      await term.waitFor(/shared-33/);
+      const uid = await liveSession();
+      const make = (token: string, body: unknown = {}) =>
+        world.server.api('POST', `/api/sessions/${uid}/shares`, { token, body });
+
+      // Off by default: a namespace chooses to let links out.
+      const off = await world.api('GET', `/api/namespaces/${world.owner.tenant}`);
+      expect(off.body.settings.session_share_links).to.equal(false);
+      expect((await make(world.owner.token)).status).to.equal(403);
+      await setShares(true);
+      const operator = await addMember(world.server, world.owner, 'sharing-operator', 'operator');
+      expect((await make(operator.token)).status, 'an operator makes no links').to.equal(403);
+      for (const expires_in of [299, 86_401, 'soon'])
+        expect((await make(world.owner.token, { expires_in })).status, String(expires_in)).to.equal(400);
+
+      const made = await make(world.owner.token, { expires_in: 600 });
+      expect(made.status, JSON.stringify(made.body)).to.equal(200);
+      expect(made.headers.get('cache-control')).to.contain('no-store');
+      const { token, url, id } = made.body as { token: string; url: string; id: string };
+      // On the server's public address (GATEHOUSE_PUBLIC_URL), which the console serves the link's page on.
+      expect(url).to.equal(`${world.server.kernel.container.cradle.config.publicUrl}/share/${token}`);
+      const expiresIn = Date.parse(made.body.expires_at) - Date.now();
+      expect(expiresIn).to.be.within(590_000, 600_000);
+      // Kept as a hash only.
+      const stored = await world.server.kernel.container.cradle.db('session_shares').where({ id }).first();
+      expect(JSON.stringify(stored)).to.not.contain(token);
+
+      const info = await fetch(`${watchVia.url}/api/shares/${token}`);
+      expect(info.status).to.equal(200);
+      expect(await info.json()).to.include({ device: 'watched-device', username: 'root', active: true });
+      for (const wrong of ['x'.repeat(43), `${token.slice(0, -1)}A`, 'short'])
+        expect((await fetch(`${watchVia.url}/api/shares/${wrong}`)).status, wrong).to.equal(404);
+
+      const viewer = await Watch.shared(watchVia, token);
+      expect(viewer.status).to.equal(200);
+      await eventually(() => viewer.screen.includes('shared-33'), 'the history on the link');
+      await term.waitFor(/gatehouse: someone with a share link is watching this session/);
+      const at = term.output.length;
+      term.type('echo through-link-$((4 * 4))\r');
+      await term.waitFor(/through-link-16/, at);
+      await eventually(() => viewer.screen.includes('through-link-16'), 'the live output on the link');
+
+      // Each use is counted on the link and kept with the session.
+      const listed = await world.api('GET', `/api/sessions/${uid}/shares`);
+      expect(listed.status).to.equal(200);
+      expect(listed.body).to.have.length(1);
+      expect(listed.body[0]).to.include({ id, uses: 1, active: true, created_by: world.owner.user });
+      expect(listed.body[0]).to.not.have.property('token');
+      const session = await world.api('GET', `/api/sessions/${uid}`);
+      const viewed = session.body.events.items.find((e: { type: string }) => e.type === 'share-viewed');
+      expect(viewed?.data).to.include({ share: id, ip: '127.0.0.1' });
+
+      // Another namespace can neither list nor revoke it.
+      const elsewhere = await otherNamespace(world.server, world.owner, 'share-elsewhere');
+      const theirs = (method: string, p: string) => world.server.api(method, p, { token: elsewhere.token });
+      expect((await theirs('GET', `/api/sessions/${uid}/shares`)).status).to.equal(404);
+      expect((await theirs('DELETE', `/api/sessions/${uid}/shares/${id}`)).status).to.equal(404);
+      expect((await theirs('POST', `/api/sessions/${uid}/shares`)).status).to.equal(404);
+
+      // Revoked: the open stream ends at once with the reason, the person is told, the link opens nothing.
+      const beforeRevoke = term.output.length;
+      const revoked = await world.api('DELETE', `/api/sessions/${uid}/shares/${id}`);
+      expect(revoked.status).to.equal(200);
+      await eventually(
+        () => viewer.ended && viewer.messages.some((m) => m.type === 'end' && m.reason === 'revoked'),
+        'the revoked stream to end',
+        5_000,
+      );
+      await term.waitFor(/someone with a share link stopped watching this session/, beforeRevoke);
+      expect((await fetch(`${watchVia.url}/api/shares/${token}`)).status).to.equal(404);
+      expect((await Watch.shared(watchVia, token)).status).to.equal(404);
+
+      // Turning links off stops those not revoked too.
+      const second = await make(world.owner.token);
+      expect(second.status).to.equal(200);
+      expect((await fetch(`${watchVia.url}/api/shares/${second.body.token}`)).status).to.equal(200);
+      await setShares(false);
+      expect((await fetch(`${watchVia.url}/api/shares/${second.body.token}`)).status).to.equal(404);
+    } finally {
+      if (!exited) term.type('exit\r');
+      await term.exited;
     }
   });
 });

@@ -30,6 +30,7 @@ import {
 } from './describe';
 import { SessionState } from './list';
 import { Playback } from './playback';
+import { ShareLinks } from './shares';
 import { LiveTerminal } from './watch';
 
 function Recording({ uid, seats, events }: { uid: string; seats: number[]; events: SessionEvent[] }) {
@@ -174,7 +175,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
       <div className="stack">
         {recording.recorded && (s.active || endedLive) ? (
           <LiveTerminal
-            uid={s.uid}
+            params={{ uid: s.uid }}
             seat={seats[0] ?? 0}
             onEnded={() => {
               setEndedLive(true);
@@ -182,6 +183,7 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
             }}
           />
         ) : null}
+        {recording.recorded && s.active ? <ShareLinks uid={s.uid} /> : null}
         {recording.recorded ? (
           // Read again when the session ends: what it recorded while this page was open is then complete.
           <Recording key={s.active ? 'active' : 'ended'} uid={s.uid} seats={seats} events={events} />

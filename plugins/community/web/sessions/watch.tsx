@@ -12,6 +12,7 @@ interface LiveMessage {
   width?: number;
   height?: number;
   names?: string[];
+  reason?: 'revoked' | 'expired';
 }
 
 type WatchState =
@@ -52,14 +53,31 @@ async function readMessages(response: Response, heard: (message: LiveMessage) =>
 }
 
 /**
- * An active, recorded session's terminal as it happens: the recording so far, then the output as it passes. Only
- * on request, since the person in the session is told who watches; `onEnded` runs when the session ends.
+ * An active, recorded session's terminal as it happens: the recording so far, then the output as it passes. On a
+ * member's session page only on request (`autoStart` off), since the person in the session is told who watches;
+ * through a share link at once, the link being for that. `onEnded` runs when the session ends.
  */
-export function LiveTerminal({ uid, seat, onEnded }: { uid: string; seat: number; onEnded: () => void }) {
+export function LiveTerminal({
+  call = calls.watchSession,
+  params,
+  seat,
+  onEnded,
+  autoStart = false,
+  endedNote = 'Its last screen is below; play its recording from the start in the Recording card.',
+}: {
+  call?: typeof calls.watchSession | typeof calls.watchShare;
+  params: Record<string, string>;
+  seat: number;
+  onEnded: () => void;
+  autoStart?: boolean;
+  /** Said under "The session ended", above its last screen. */
+  endedNote?: string;
+}) {
   const api = useApi();
   const host = useRef<HTMLElement>(null);
   const [state, setState] = useState<WatchState>({ phase: 'idle' });
-  const [attempt, setAttempt] = useState(0);
+  const [attempt, setAttempt] = useState(autoStart ? 1 : 0);
+  const key = JSON.stringify(params);
   const onEndedRef = useRef(onEnded);
   onEndedRef.current = onEnded;
   const watching = attempt > 0;
@@ -81,13 +99,14 @@ export function LiveTerminal({ uid, seat, onEnded }: { uid: string; seat: number
       await loadTerminalFont(13);
       if (abort.signal.aborted) return;
       term.open(element);
-      const response = await api.stream(calls.watchSession, abort.signal, {
-        params: { uid },
+      const response = await api.stream(call, abort.signal, {
+        params: JSON.parse(key) as Record<string, string>,
         query: { seat },
         context: 'Could not watch the session',
       });
       setState({ phase: 'watching', names: [] });
       let ended = false;
+      let reason: string | undefined;
       await readMessages(response, (message) => {
         if (message.type === 'out' || message.type === 'size') {
           const { width, height } = message;
@@ -97,10 +116,13 @@ export function LiveTerminal({ uid, seat, onEnded }: { uid: string; seat: number
           setState({ phase: 'watching', names: Array.isArray(message.names) ? message.names : [] });
         } else if (message.type === 'end') {
           ended = true;
+          reason = message.reason;
         }
       });
       if (abort.signal.aborted) return;
-      if (ended) {
+      if (reason === 'revoked') setState({ phase: 'failed', message: 'The share link was revoked.' });
+      else if (reason === 'expired') setState({ phase: 'failed', message: 'The share link has expired.' });
+      else if (ended) {
         setState({ phase: 'ended' });
         onEndedRef.current();
       } else setState({ phase: 'failed', message: 'The live view was cut off.' });
@@ -117,7 +139,7 @@ export function LiveTerminal({ uid, seat, onEnded }: { uid: string; seat: number
       abort.abort();
       term.dispose();
     };
-  }, [api, uid, seat, watching, attempt]);
+  }, [api, call, key, seat, watching, attempt]);
 
   const stop = () => {
     setAttempt(0);
@@ -158,7 +180,7 @@ export function LiveTerminal({ uid, seat, onEnded }: { uid: string; seat: number
         ) : null}
         {state.phase === 'ended' ? (
           <Alert kind="info" title="The session ended">
-            Its last screen is below; play its recording from the start in the Recording card.
+            {endedNote}
           </Alert>
         ) : null}
         {state.phase === 'failed' ? (

@@ -245,6 +245,23 @@ export function NamespaceTab() {
               );
             }}
           />
+          <Switch
+            label="Allow share links to live sessions"
+            checked={ns.settings?.session_share_links === true}
+            onChange={(on) =>
+              void update(
+                { settings: { session_share_links: on } },
+                on ? 'Share links are allowed' : 'Share links are off: every link stopped working',
+              )
+            }
+            disabled={!mayUpdate.allowed || save.pending}
+            title={mayUpdate.reason || undefined}
+          />
+          <p className="muted">
+            Administrators may then make read-only links to a live recorded session, for people without an
+            account, each working for at most a day. Turning this off stops every link: at once for new
+            viewers, within 15 seconds for those watching.
+          </p>
         </div>
       </Card>
       <Card title="Connection announcement">
