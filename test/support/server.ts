@@ -1,10 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Kernel, LogDestination, PluginManifest } from '@gatehouse/core';
 import { createKernel } from '@gatehouse/server';
+import knex from 'knex';
 import pg from 'pg';
+import { coreMigrations, migrateLatest, migrationFiles } from '../../core/store/migrate';
 import { setupSignature } from '../../plugins/community/setup/signature';
 
 /**
@@ -86,7 +89,7 @@ export async function startServer(
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-test-'));
   if (opts.sharing && !opts.sharing.databaseUrl) throw new Error('sharing a store needs TEST_DATABASE_URL');
-  const databaseUrl = opts.sharing ? opts.sharing.databaseUrl : await freshDatabase();
+  const databaseUrl = opts.sharing ? opts.sharing.databaseUrl : await migratedDatabase();
   const redisPrefix = opts.sharing?.redisPrefix ?? `gatehouse-test-${randomBytes(6).toString('hex')}:`;
   const kernel = await createKernel({
     env: opts.env ?? {},
@@ -196,6 +199,103 @@ export async function freshDatabase(): Promise<string | undefined> {
   const u = new URL(base);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+/**
+ * A test server's database: a fresh one copied from a template that holds the community edition's migrations,
+ * made once per set of migration files. A server's boot then applies none of them (0.5 to 1 s less each, for
+ * hundreds of servers a run); servers of other editions apply their own on top. Tests of the migrations themselves
+ * start from `freshDatabase`.
+ */
+export async function migratedDatabase(): Promise<string | undefined> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) return undefined;
+  const template = await ensureTemplate(base);
+  const name = `gatehouse_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    // Copies of one template are made one at a time (PostgreSQL refuses a copy while the template is being read).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.query(`create database ${name} template ${template}`);
+        break;
+      } catch (error) {
+        if (attempt >= 50 || !/being accessed by other users/.test(String(error))) throw error;
+        await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  return withDatabase(base, name);
+}
+
+function withDatabase(base: string, name: string): string {
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+const repoRootDir = fileURLToPath(new URL('../../', import.meta.url));
+
+const communityOwners = () => [
+  coreMigrations,
+  { name: 'community', dir: path.join(repoRootDir, 'plugins', 'community', 'migrations') },
+];
+
+/** The template's name: it changes with any migration file's name or content. */
+function templateName(): string {
+  const hash = createHash('sha256');
+  for (const { name, file } of migrationFiles(communityOwners()))
+    hash.update(name).update(readFileSync(file));
+  return `gatehouse_tpl_${hash.digest('hex').slice(0, 16)}`;
+}
+
+let template: Promise<string> | undefined;
+
+/**
+ * Makes the template when it is missing, under an advisory lock, as the servers of a run start in several processes
+ * at once: migrated in a database of its own, then renamed, so a half-made template is never copied. Templates of
+ * other migration files (earlier checkouts) are dropped.
+ */
+function ensureTemplate(base: string): Promise<string> {
+  template ??= (async () => {
+    const name = templateName();
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query('select pg_advisory_lock(hashtext($1))', ['gatehouse-test-template']);
+      const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+      if (found.rowCount) return name;
+      const stale = await client.query(
+        "select datname from pg_database where datname like 'gatehouse_tpl_%' and datname <> $1",
+        [name],
+      );
+      for (const row of stale.rows as { datname: string }[])
+        await client.query(`drop database if exists ${row.datname} with (force)`);
+      const building = `${name}_building`;
+      await client.query(`drop database if exists ${building} with (force)`);
+      await client.query(`create database ${building}`);
+      const db = knex({ client: 'pg', connection: withDatabase(base, building), pool: { min: 0, max: 1 } });
+      try {
+        await migrateLatest(db, communityOwners());
+      } finally {
+        await db.destroy();
+      }
+      await client.query(`alter database ${building} rename to ${name}`);
+      return name;
+    } finally {
+      await client
+        .query('select pg_advisory_unlock(hashtext($1))', ['gatehouse-test-template'])
+        .catch(() => {});
+      await client.end();
+    }
+  })();
+  template.catch(() => {
+    template = undefined;
+  });
+  return template;
 }
 
 export async function dropDatabase(url: string | undefined): Promise<void> {

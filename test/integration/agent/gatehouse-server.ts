@@ -7,7 +7,7 @@ import { definePlugin, type Kernel } from '@gatehouse/core';
 import { createKernel } from '@gatehouse/server';
 import type { DeviceAuthRequest } from '../../../agent/registration';
 import { setupSignature } from '../../../plugins/community/setup/signature';
-import { type ApiAnswer, defaultUser, dropDatabase, freshDatabase } from '../../support/server';
+import { type ApiAnswer, defaultUser, dropDatabase, migratedDatabase } from '../../support/server';
 
 /**
  * The real Gatehouse server for the agent's integration tests: a kernel on loopback with its store kept on disk
@@ -37,7 +37,7 @@ export class GatehouseServer {
   /** Boots a server and runs first-run setup, so `tenantId` names a real namespace. */
   static async start(opts: { ssh?: boolean } = {}): Promise<GatehouseServer> {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-agent-server-'));
-    const databaseUrl = await freshDatabase();
+    const databaseUrl = await migratedDatabase();
     const server = new GatehouseServer(undefined as never, dataDir, databaseUrl, opts.ssh ?? false);
     server.kernel = await server.boot(0);
     server.port = server.kernel.httpPort;

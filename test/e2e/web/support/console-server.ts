@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropDatabase, freshDatabase } from '../../../support/server';
+import { dropDatabase, migratedDatabase } from '../../../support/server';
 
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -74,7 +74,7 @@ export async function startConsoleServer(
   if ((options.shared || sharing) && !canShare)
     throw new Error('instances share PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gatehouse-web-'));
-  const databaseUrl = sharing ? sharing.databaseUrl : await freshDatabase();
+  const databaseUrl = sharing ? sharing.databaseUrl : await migratedDatabase();
   const redisPrefix =
     sharing?.redisPrefix ??
     (options.shared ? `gatehouse-web-${Math.random().toString(16).slice(2, 10)}:` : undefined);
