@@ -27,6 +27,13 @@ export interface Cache {
   publish(channel: string, message: string): Promise<void>;
   /** Calls `handler` with each message published on `channel`; resolves once listening, with the way to stop. */
   subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>>;
+  /** As `publish`, with bytes (no text encoding on the way): a text subscriber hears them as UTF-8. */
+  publishBytes(channel: string, message: Buffer): Promise<void>;
+  /**
+   * As `subscribe`, hearing each message as its bytes, text messages as their UTF-8, in the order they were
+   * published. Every handler of one message is given the same Buffer.
+   */
+  subscribeBytes(channel: string, handler: (message: Buffer) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -61,7 +68,9 @@ class RedisCache implements Cache {
   private readonly keyPrefix: string;
   /** A connection in subscriber mode takes no other commands, so subscriptions get their own, opened on demand. */
   private subscriber: Redis | undefined;
-  private readonly channels = new EventEmitter();
+  // Many handlers of one channel are the normal case (each watcher of a session): no leak warning past ten.
+  private readonly channels = new EventEmitter().setMaxListeners(0);
+  private readonly byteChannels = new EventEmitter().setMaxListeners(0);
 
   constructor(url: string, keyPrefix: string) {
     this.keyPrefix = keyPrefix;
@@ -113,23 +122,41 @@ class RedisCache implements Cache {
   async publish(channel: string, message: string) {
     await this.redis.publish(this.keyPrefix + channel, message);
   }
-  async subscribe(channel: string, handler: (message: string) => void) {
+  async publishBytes(channel: string, message: Buffer) {
+    await this.redis.publish(this.keyPrefix + channel, message);
+  }
+  subscribe(channel: string, handler: (message: string) => void) {
+    return this.listen(this.channels, channel, handler as (message: unknown) => void);
+  }
+  subscribeBytes(channel: string, handler: (message: Buffer) => void) {
+    return this.listen(this.byteChannels, channel, handler as (message: unknown) => void);
+  }
+  private heard(name: string): number {
+    return this.channels.listenerCount(name) + this.byteChannels.listenerCount(name);
+  }
+  private async listen(emitter: EventEmitter, channel: string, handler: (message: unknown) => void) {
     const name = this.keyPrefix + channel;
     if (!this.subscriber) {
-      this.subscriber = this.redis.duplicate({ keyPrefix: undefined, enableAutoPipelining: false });
-      this.subscriber.on('message', (from: string, message: string) => this.channels.emit(from, message));
+      const subscriber = this.redis.duplicate({ keyPrefix: undefined, enableAutoPipelining: false });
+      subscriber.on('message', (from: string, message: string) => this.channels.emit(from, message));
+      subscriber.on('messageBuffer', (from: Buffer, message: Buffer) => {
+        const to = from.toString();
+        if (this.byteChannels.listenerCount(to) > 0) this.byteChannels.emit(to, message);
+      });
+      this.subscriber = subscriber;
     }
-    this.channels.on(name, handler);
-    if (this.channels.listenerCount(name) === 1) await this.subscriber.subscribe(name);
+    emitter.on(name, handler);
+    if (this.heard(name) === 1) await this.subscriber.subscribe(name);
     return async () => {
-      this.channels.off(name, handler);
-      if (this.channels.listenerCount(name) === 0 && this.subscriber?.status === 'ready') {
+      emitter.off(name, handler);
+      if (this.heard(name) === 0 && this.subscriber?.status === 'ready') {
         await this.subscriber.unsubscribe(name);
       }
     };
   }
   async close() {
     this.channels.removeAllListeners();
+    this.byteChannels.removeAllListeners();
     if (this.subscriber) await this.subscriber.quit();
     await this.redis.quit();
   }
@@ -138,7 +165,8 @@ class RedisCache implements Cache {
 class MemoryCache implements Cache {
   private readonly entries = new Map<string, { value: string; expiresAt: number }>();
   /** One server only: a message reaches this server's own subscribers. */
-  private readonly channels = new EventEmitter();
+  private readonly channels = new EventEmitter().setMaxListeners(0);
+  private readonly byteChannels = new EventEmitter().setMaxListeners(0);
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
   private live(key: string) {
@@ -204,11 +232,22 @@ class MemoryCache implements Cache {
   }
   async publish(channel: string, message: string) {
     this.channels.emit(channel, message);
+    if (this.byteChannels.listenerCount(channel) > 0) this.byteChannels.emit(channel, Buffer.from(message));
+  }
+  async publishBytes(channel: string, message: Buffer) {
+    if (this.channels.listenerCount(channel) > 0) this.channels.emit(channel, message.toString());
+    this.byteChannels.emit(channel, message);
   }
   async subscribe(channel: string, handler: (message: string) => void) {
     this.channels.on(channel, handler);
     return async () => {
       this.channels.off(channel, handler);
+    };
+  }
+  async subscribeBytes(channel: string, handler: (message: Buffer) => void) {
+    this.byteChannels.on(channel, handler);
+    return async () => {
+      this.byteChannels.off(channel, handler);
     };
   }
   async close() {

@@ -32,6 +32,35 @@ const COALESCE_BYTES = 64 * 1024;
 const SYNC_WAIT_MS = 5_000;
 const STORE_WAIT_MS = 5_000;
 
+/**
+ * Output goes to watchers as bytes, not JSON: a frame of this type, the seat (32 bits), the width and height (16
+ * bits each), then the output. Encoding tens of megabytes a second as base64 in JSON was most of what a watcher
+ * cost the session's server (bench/RESULTS.md, "Watching a live session"). Control messages are JSON text, which
+ * starts with `{`.
+ */
+const OUTPUT_FRAME = 0x01;
+const FRAME_HEAD = 9;
+
+/** The Server-Sent Event of an output frame, made once per frame however many watchers of this server send it. */
+const frameEvents = new WeakMap<Buffer, { seat: number; event: string }>();
+
+function frameEvent(frame: Buffer): { seat: number; event: string } {
+  let known = frameEvents.get(frame);
+  if (!known) {
+    const seat = frame.readUInt32BE(1);
+    const width = frame.readUInt16BE(5);
+    const height = frame.readUInt16BE(7);
+    // base64 needs no escaping in JSON: the event is written without serialising the output again.
+    const data = frame.subarray(FRAME_HEAD).toString('base64');
+    known = {
+      seat,
+      event: `data: {"type":"out","seat":${seat},"width":${width},"height":${height},"data":"${data}"}\n\n`,
+    };
+    frameEvents.set(frame, known);
+  }
+  return known;
+}
+
 /** A watcher's word on the watch channel. */
 interface WatchCall {
   uid: string;
@@ -93,12 +122,15 @@ export class CarriedWatches {
 
   /** A session this server now carries: `say` writes one line to the person at the client. */
   add(uid: string, journal: SessionJournal, say: (line: string) => void): void {
+    const failed = (err: unknown) =>
+      this.log.warn({ err, session: uid }, 'could not reach the watchers of a session');
     this.sessions.set(
       uid,
-      new CarriedWatch(journal, say, (message) =>
-        this.cache.publish(liveChannel(uid), JSON.stringify(message)).catch((err: unknown) => {
-          this.log.warn({ err, session: uid }, 'could not reach the watchers of a session');
-        }),
+      new CarriedWatch(
+        journal,
+        say,
+        (message) => void this.cache.publish(liveChannel(uid), JSON.stringify(message)).catch(failed),
+        (frame) => void this.cache.publishBytes(liveChannel(uid), frame).catch(failed),
       ),
     );
   }
@@ -122,15 +154,15 @@ export class CarriedWatches {
 /** One carried session's watchers and the output on its way to them. */
 class CarriedWatch {
   private readonly watchers = new Map<string, { name: string; until: number }>();
-  private unsent:
-    | { seat: number; width: number; height: number; chunks: Buffer[]; bytes: number }
-    | undefined;
+  /** The frame being filled: its seat and size, and how much of it holds output. */
+  private unsent: { seat: number; width: number; height: number; frame: Buffer; used: number } | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly journal: SessionJournal,
     private readonly say: (line: string) => void,
     private readonly publish: (message: LiveMessage) => void,
+    private readonly publishFrame: (frame: Buffer) => void,
   ) {}
 
   heard(call: WatchCall): void {
@@ -173,22 +205,28 @@ class CarriedWatch {
   }
 
   private passed(seat: number, chunk: Buffer | undefined, width: number, height: number): void {
-    const unsent = this.unsent;
-    if (unsent && (unsent.seat !== seat || unsent.width !== width || unsent.height !== height)) this.send();
+    const open = this.unsent;
+    if (open && (open.seat !== seat || open.width !== width || open.height !== height)) this.send();
     if (!chunk) {
       this.publish({ type: 'size', seat, width, height });
       return;
     }
-    // A copy: the chunk's buffer belongs to the stream it came from.
-    const copy = Buffer.from(chunk);
-    if (this.unsent) {
-      this.unsent.chunks.push(copy);
-      this.unsent.bytes += copy.length;
-    } else {
-      this.unsent = { seat, width, height, chunks: [copy], bytes: copy.length };
+    if (this.unsent && this.unsent.frame.length - this.unsent.used < chunk.length) this.send();
+    let unsent = this.unsent;
+    if (!unsent) {
+      // Copied into the frame as it passes: the chunk's buffer belongs to the stream it came from.
+      const frame = Buffer.allocUnsafe(FRAME_HEAD + Math.max(COALESCE_BYTES, chunk.length));
+      frame[0] = OUTPUT_FRAME;
+      frame.writeUInt32BE(seat, 1);
+      frame.writeUInt16BE(Math.min(width, 0xffff), 5);
+      frame.writeUInt16BE(Math.min(height, 0xffff), 7);
+      unsent = { seat, width, height, frame, used: FRAME_HEAD };
+      this.unsent = unsent;
       this.timer = setTimeout(() => this.send(), COALESCE_MS);
     }
-    if (this.unsent.bytes >= COALESCE_BYTES) this.send();
+    chunk.copy(unsent.frame, unsent.used);
+    unsent.used += chunk.length;
+    if (unsent.used >= unsent.frame.length) this.send();
   }
 
   private send(): void {
@@ -196,9 +234,7 @@ class CarriedWatch {
     this.timer = undefined;
     const unsent = this.unsent;
     this.unsent = undefined;
-    if (!unsent) return;
-    const { seat, width, height, chunks } = unsent;
-    this.publish({ type: 'out', seat, width, height, data: Buffer.concat(chunks).toString('base64') });
+    if (unsent) this.publishFrame(unsent.frame.subarray(0, unsent.used));
   }
 
   private untap(): void {
@@ -232,7 +268,7 @@ export class SessionWatcher {
   private readonly id = randomUUID();
   private synced: Record<string, number> | undefined;
   private started = false;
-  private waiting: string[] = [];
+  private waiting: Buffer[] = [];
   private out: PassThrough | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private beat: NodeJS.Timeout | undefined;
@@ -256,7 +292,9 @@ export class SessionWatcher {
   /** Joins the session's watchers; resolves once the history is ready to send, or with why not. */
   async start(): Promise<WatchRefusal | undefined> {
     try {
-      this.unsubscribe = await this.deps.cache.subscribe(liveChannel(this.deps.uid), (m) => this.heard(m));
+      this.unsubscribe = await this.deps.cache.subscribeBytes(liveChannel(this.deps.uid), (m) =>
+        this.heard(m),
+      );
       const synced = new Promise<'synced' | 'full' | 'late'>((resolve) => {
         this.onSync = resolve;
         setTimeout(() => resolve('late'), SYNC_WAIT_MS).unref();
@@ -307,8 +345,15 @@ export class SessionWatcher {
     this.beat = setInterval(() => void this.heartbeat(), WATCHER_BEAT_MS).unref();
   }
 
-  private heard(message: string): void {
-    const parsed = parse<LiveMessage>(message);
+  private heard(message: Buffer): void {
+    if (message[0] === OUTPUT_FRAME) {
+      // Output before the sync point is in the history.
+      if (!this.synced) return;
+      if (!this.started) this.waiting.push(message);
+      else this.forward(message);
+      return;
+    }
+    const parsed = parse<LiveMessage>(message.toString());
     if (!parsed) return;
     if (!this.synced) {
       // Before its sync point a watcher only waits for it: what came before is in the history.
@@ -322,10 +367,16 @@ export class SessionWatcher {
     else this.forward(message);
   }
 
-  private forward(message: string): void {
-    const parsed = parse<LiveMessage>(message);
+  private forward(message: Buffer): void {
+    if (message[0] === OUTPUT_FRAME) {
+      if (message.length < FRAME_HEAD) return;
+      const { seat, event } = frameEvent(message);
+      if (seat === this.deps.seat && this.out && !this.out.destroyed) this.out.write(event);
+      return;
+    }
+    const parsed = parse<LiveMessage>(message.toString());
     if (!parsed) return;
-    if (parsed.type === 'out' || parsed.type === 'size') {
+    if (parsed.type === 'size') {
       if (parsed.seat === this.deps.seat) this.write(parsed);
     } else if (parsed.type === 'watchers') {
       this.write({ type: 'watchers', names: Array.isArray(parsed.names) ? parsed.names : [] });
