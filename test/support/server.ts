@@ -210,19 +210,23 @@ export async function freshDatabase(): Promise<string | undefined> {
 export async function migratedDatabase(): Promise<string | undefined> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) return undefined;
-  const template = await ensureTemplate(base);
   const name = `gatehouse_test_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: base });
   await client.connect();
   try {
-    // Copies of one template are made one at a time (PostgreSQL refuses a copy while the template is being read).
     for (let attempt = 0; ; attempt++) {
+      const template = await ensureTemplate(base);
       try {
         await client.query(`create database ${name} template ${template}`);
         break;
       } catch (error) {
-        if (attempt >= 50 || !/being accessed by other users/.test(String(error))) throw error;
-        await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+        if (attempt >= 50) throw error;
+        // PostgreSQL refuses a copy while the template is being read: copies are made one at a time.
+        if (/being accessed by other users/.test(String(error)))
+          await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+        // Dropped as stale by a run of other migration files: made again.
+        else if (/does not exist/.test(String(error))) forgetTemplate();
+        else throw error;
       }
     }
   } finally {
@@ -253,11 +257,16 @@ function templateName(): string {
 }
 
 let template: Promise<string> | undefined;
+const forgetTemplate = () => {
+  template = undefined;
+};
+/** Templates of other migration files are dropped once this old: another checkout may still be running on one. */
+const STALE_TEMPLATE_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Makes the template when it is missing, under an advisory lock, as the servers of a run start in several processes
  * at once: migrated in a database of its own, then renamed, so a half-made template is never copied. Templates of
- * other migration files (earlier checkouts) are dropped.
+ * other migration files (earlier checkouts) are dropped a day after they were made.
  */
 function ensureTemplate(base: string): Promise<string> {
   template ??= (async () => {
@@ -268,12 +277,15 @@ function ensureTemplate(base: string): Promise<string> {
       await client.query('select pg_advisory_lock(hashtext($1))', ['gatehouse-test-template']);
       const found = await client.query('select 1 from pg_database where datname = $1', [name]);
       if (found.rowCount) return name;
-      const stale = await client.query(
-        "select datname from pg_database where datname like 'gatehouse_tpl_%' and datname <> $1",
+      // Each template says when it was made (its comment): those of other migration files are dropped a day on.
+      const others = await client.query(
+        `select datname, shobj_description(oid, 'pg_database') as made from pg_database
+          where left(datname, 14) = 'gatehouse_tpl_' and right(datname, 9) <> '_building' and datname <> $1`,
         [name],
       );
-      for (const row of stale.rows as { datname: string }[])
-        await client.query(`drop database if exists ${row.datname} with (force)`);
+      for (const row of others.rows as { datname: string; made: string | null }[])
+        if (Date.now() - Number(row.made ?? 0) > STALE_TEMPLATE_MS)
+          await client.query(`drop database if exists ${row.datname} with (force)`);
       const building = `${name}_building`;
       await client.query(`drop database if exists ${building} with (force)`);
       await client.query(`create database ${building}`);
@@ -283,6 +295,7 @@ function ensureTemplate(base: string): Promise<string> {
       } finally {
         await db.destroy();
       }
+      await client.query(`comment on database ${building} is '${Date.now()}'`);
       await client.query(`alter database ${building} rename to ${name}`);
       return name;
     } finally {
