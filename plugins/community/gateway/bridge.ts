@@ -142,8 +142,9 @@ export function bridgeSession(session: Session, ctx: SeatContext): void {
     if (kind === 'shell' && pty && ctx.announcement) {
       output.push(false, `${ctx.announcement.replace(/\r?\n/g, '\r\n')}\r\n`);
     }
-    if (kind === 'shell' && pty && ctx.notices) {
-      // On standard error, through the seat's one writer; only to a terminal, never into a command's output.
+    if (pty && ctx.notices) {
+      // On standard error, through the seat's one writer; only to a terminal (a shell, or a command such as
+      // `ssh -t host tmux attach`, recorded and so watchable too), never into the output of a command without one.
       const say = (line: string) => output.push(true, `\r\n${line}\r\n`);
       ctx.notices.add(say);
       down.once('close', () => ctx.notices?.delete(say));

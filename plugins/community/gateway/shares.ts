@@ -241,6 +241,11 @@ export class ShareStreams {
     };
   }
 
+  /** How many streams this server holds on the link `id`. */
+  count(id: string): number {
+    return this.open.get(id)?.size ?? 0;
+  }
+
   async revoked(id: string): Promise<void> {
     await this.deps.cache.publish(REVOKE_CHANNEL, id).catch((err: unknown) => {
       this.deps.log.warn({ err }, 'could not announce a revoked share link');

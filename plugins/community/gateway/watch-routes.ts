@@ -12,7 +12,7 @@ import {
 } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { SessionRecord } from '../sessions/model';
+import { Session, SessionRecord } from '../sessions/model';
 import { sessionUidSchema, uidParams } from '../sessions/schemas';
 import {
   DEFAULT_SHARE_SECONDS,
@@ -22,12 +22,15 @@ import {
   recordShareUse,
   usableShare,
 } from './shares';
-import { type HistoryEntry, MAX_WATCHERS, SessionWatcher } from './watch';
+import { type HistorySource, MAX_WATCHERS, SessionWatcher } from './watch';
 
 /** How a watcher is named to the person at the client and to the other watchers. */
 function watcherName(caller: Caller): string {
   return caller.kind === 'user' ? printable(caller.username) : 'an API key of the namespace';
 }
+
+/** Streams one link may hold open on one server at once. */
+const MAX_STREAMS_PER_SHARE = 3;
 
 /** The name a share link's viewer goes by: they have no account. */
 const SHARE_VIEWER = 'someone with a share link';
@@ -50,11 +53,28 @@ const streamDescription =
   '(a terminal size change), `watchers` (the `names` of everyone watching) and `end` (with a `reason` when a ' +
   'share link was revoked or expired).';
 
-function history(store: TenantStore, uid: string, seat: number): () => Promise<HistoryEntry[]> {
-  return async () => {
-    const rows = await store.query(SessionRecord).where({ session_uid: uid, seat }).orderBy('id');
-    return rows.map(({ message, width, height }) => ({ message, width, height }));
+function history(store: TenantStore, uid: string, seat: number): HistorySource {
+  const rows = () => store.query(SessionRecord).where({ session_uid: uid, seat });
+  return {
+    async count() {
+      const row = (await rows().count({ n: '*' }).first()) as unknown as { n: number | string } | undefined;
+      return Number(row?.n ?? 0);
+    },
+    async page(afterId, limit) {
+      const page = await rows()
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)
+        .select('id', 'message', 'width', 'height');
+      return page.map(({ id, message, width, height }) => ({ id: Number(id), message, width, height }));
+    },
   };
+}
+
+/** Whether a session is still open, as its row says (a gateway that died leaves its sessions to be closed). */
+async function stillOpen(store: TenantStore, uid: string): Promise<boolean> {
+  const row = await store.query(Session).findById(uid).select('closed_at');
+  return row !== undefined && row.closed_at === null;
 }
 
 /** Starts `watcher` and answers with its stream, or refuses as the watch's start says. */
@@ -129,6 +149,7 @@ export const watchRoutes = [
           name: watcherName(caller),
           history: history(services.tenant, params.uid, seat),
           allowed: stillAllowed,
+          live: () => stillOpen(services.tenant, params.uid),
         }),
       );
       return undefined;
@@ -258,13 +279,18 @@ export const watchRoutes = [
       const { session, share, tenantId } = found;
       if (session.closed_at !== null) throw new Unprocessable('the session has ended');
       const seat = query.seat ?? 0;
+      if (services.shareStreams.count(share.id) >= MAX_STREAMS_PER_SHARE)
+        throw new TooManyRequests('this link is being watched from as many places as it may be');
+      const store = new TenantStore(services.db, tenantId);
       const watcher = new SessionWatcher({
         cache: services.cache,
         log: services.log,
         uid: session.uid,
         seat,
         name: SHARE_VIEWER,
-        history: history(new TenantStore(services.db, tenantId), session.uid, seat),
+        anonymous: true,
+        live: () => stillOpen(store, session.uid),
+        history: history(store, session.uid, seat),
         // At each heartbeat: still a usable link (not revoked, its namespace still allows links).
         allowed: async () => (await usableShare(services.db, params.token))?.share.id === share.id,
       });

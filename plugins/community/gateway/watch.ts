@@ -28,6 +28,8 @@ export const MAX_WATCHERS = 16;
 /** Output within this long of the first unsent chunk goes to watchers in one message, up to this many bytes. */
 const COALESCE_MS = 15;
 const COALESCE_BYTES = 64 * 1024;
+/** How long a watcher must be gone before the person at the client reads that they stopped watching. */
+const LEAVE_GRACE_MS = 3_000;
 /** How long a new watcher waits for the carrying server's sync point, and then for the store to hold it. */
 const SYNC_WAIT_MS = 5_000;
 const STORE_WAIT_MS = 5_000;
@@ -76,7 +78,7 @@ type LiveMessage =
   | { type: 'out'; seat: number; width: number; height: number; data: string }
   | { type: 'size'; seat: number; width: number; height: number }
   | { type: 'watchers'; names: string[] }
-  | { type: 'end'; reason?: 'revoked' | 'expired' };
+  | { type: 'end'; reason?: 'revoked' | 'expired' | 'behind' };
 
 function parse<T>(message: string): T | undefined {
   try {
@@ -154,6 +156,9 @@ export class CarriedWatches {
 /** One carried session's watchers and the output on its way to them. */
 class CarriedWatch {
   private readonly watchers = new Map<string, { name: string; until: number }>();
+  /** Watchers by name (one person may watch from two tabs), and the "stopped watching" lines not yet said. */
+  private readonly byName = new Map<string, number>();
+  private readonly leaving = new Map<string, NodeJS.Timeout>();
   /** The frame being filled: its seat and size, and how much of it holds output. */
   private unsent: { seat: number; width: number; height: number; frame: Buffer; used: number } | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -184,7 +189,7 @@ class CarriedWatch {
     // What is on its way to the other watchers goes first: the new one skips it, as its sync point includes it.
     this.send();
     this.publish({ type: 'sync', watcher: call.watcher, entries: this.journal.syncPoint() });
-    this.say(`gatehouse: ${call.name} is watching this session`);
+    this.joined(call.name);
     this.announce();
   }
 
@@ -195,9 +200,40 @@ class CarriedWatch {
 
   private leave(id: string, name: string): void {
     this.watchers.delete(id);
-    this.say(`gatehouse: ${name} stopped watching this session`);
+    this.left(name);
     this.announce();
     if (this.watchers.size === 0) this.untap();
+  }
+
+  /**
+   * The person at the client reads who starts watching at once, and who stopped once they have been gone for a
+   * moment: someone back within it was never said to be gone, so a link opened and closed in a loop writes one line,
+   * and no watcher is ever unannounced.
+   */
+  private joined(name: string): void {
+    this.byName.set(name, (this.byName.get(name) ?? 0) + 1);
+    const pending = this.leaving.get(name);
+    if (pending) {
+      clearTimeout(pending);
+      this.leaving.delete(name);
+      return;
+    }
+    if (this.byName.get(name) === 1) this.say(`gatehouse: ${name} is watching this session`);
+  }
+
+  private left(name: string): void {
+    const count = (this.byName.get(name) ?? 1) - 1;
+    if (count > 0) {
+      this.byName.set(name, count);
+      return;
+    }
+    this.byName.delete(name);
+    const timer = setTimeout(() => {
+      this.leaving.delete(name);
+      this.say(`gatehouse: ${name} stopped watching this session`);
+    }, LEAVE_GRACE_MS);
+    timer.unref();
+    this.leaving.set(name, timer);
   }
 
   private announce(): void {
@@ -243,6 +279,8 @@ class CarriedWatch {
   }
 
   end(): void {
+    for (const timer of this.leaving.values()) clearTimeout(timer);
+    this.leaving.clear();
     this.untap();
     if (this.watchers.size > 0) this.publish({ type: 'end' });
     this.watchers.clear();
@@ -251,18 +289,36 @@ class CarriedWatch {
 
 /** One recording entry as a watcher's history needs it. */
 export interface HistoryEntry {
+  id: number;
   message: string;
   width: number;
   height: number;
 }
 
+/** The seat's recording as the store has it: how many entries, and a page of them after an entry's id. */
+export interface HistorySource {
+  count(): Promise<number>;
+  page(afterId: number, limit: number): Promise<HistoryEntry[]>;
+}
+
 /** Why a watch could not start, for the route to answer. */
 export type WatchRefusal = 'not-live' | 'full' | 'unavailable';
+
+/** Why a stream ended, when not because the session did. */
+type EndReason = 'revoked' | 'expired' | 'behind';
+
+/** History is read this many entries at a time. */
+const HISTORY_PAGE = 500;
+/**
+ * What a watcher's stream may hold unsent (a reader that does not keep up): the history waits for it to drain, and
+ * live output past it ends the stream (`end` with reason `behind`; the console offers to watch again).
+ */
+const MOST_UNSENT = 8 * 1024 * 1024;
 
 /**
  * A watcher of one seat of a session, on whichever server: joins through the watch channel, waits for its sync
  * point, sends the recording up to it and then the live output to `out` as Server-Sent Events, until the session
- * ends, `out` closes or `allowed` answers false at a heartbeat.
+ * ends, `out` closes, or a heartbeat finds the caller no longer allowed or the session no longer live.
  */
 export class SessionWatcher {
   private readonly id = randomUUID();
@@ -273,7 +329,7 @@ export class SessionWatcher {
   private unsubscribe: (() => Promise<void>) | undefined;
   private beat: NodeJS.Timeout | undefined;
   private done = false;
-  private onSync: ((result: 'synced' | 'full') => void) | undefined;
+  private onSync: ((result: 'synced' | 'full' | 'ended') => void) | undefined;
 
   constructor(
     private readonly deps: {
@@ -283,9 +339,12 @@ export class SessionWatcher {
       seat: number;
       /** Shown to the person at the client and to the other watchers. */
       name: string;
-      /** The seat's recording as the store has it now. */
-      history: () => Promise<HistoryEntry[]>;
+      history: HistorySource;
       allowed: () => Promise<boolean>;
+      /** Whether the session is still open: a gateway that died sends no end, and its sessions are closed. */
+      live: () => Promise<boolean>;
+      /** The names of the other watchers are not for this one (a share link's viewer, who has no account). */
+      anonymous?: boolean;
     },
   ) {}
 
@@ -295,7 +354,7 @@ export class SessionWatcher {
       this.unsubscribe = await this.deps.cache.subscribeBytes(liveChannel(this.deps.uid), (m) =>
         this.heard(m),
       );
-      const synced = new Promise<'synced' | 'full' | 'late'>((resolve) => {
+      const synced = new Promise<'synced' | 'full' | 'ended' | 'late'>((resolve) => {
         this.onSync = resolve;
         setTimeout(() => resolve('late'), SYNC_WAIT_MS).unref();
       });
@@ -319,30 +378,54 @@ export class SessionWatcher {
     this.out = out;
     out.once('close', () => void this.stop());
     out.write('retry: 2000\n: watching\n\n');
-    const wanted = this.synced?.[String(this.deps.seat)] ?? 0;
-    let history: HistoryEntry[] = [];
-    const until = Date.now() + STORE_WAIT_MS;
-    // The sync point's entries may still be on their way to the store.
-    for (;;) {
-      history = await this.deps.history().catch(() => []);
-      if (history.length >= wanted || Date.now() > until || this.done) break;
-      await new Promise((r) => setTimeout(r, 100));
+    try {
+      await this.sendHistory(out);
+    } catch (err) {
+      this.deps.log.warn({ err, session: this.deps.uid }, 'could not read the history of a watched session');
     }
-    for (const entry of history.slice(0, wanted)) {
-      if (entry.message === '')
-        this.write({ type: 'size', seat: this.deps.seat, width: entry.width, height: entry.height });
-      else
-        this.write({
-          type: 'out',
-          seat: this.deps.seat,
-          width: entry.width,
-          height: entry.height,
-          data: Buffer.from(entry.message, 'utf8').toString('base64'),
-        });
-    }
+    // The stream may have closed while the history was read: nothing more is started for it.
+    if (this.done) return;
     this.started = true;
     for (const message of this.waiting.splice(0)) this.forward(message);
     this.beat = setInterval(() => void this.heartbeat(), WATCHER_BEAT_MS).unref();
+  }
+
+  /**
+   * The recording up to the sync point, a page at a time, each written once the reader has taken most of the one
+   * before: a long recording is never read whole into memory, nor queued whole for a slow reader.
+   */
+  private async sendHistory(out: PassThrough): Promise<void> {
+    const wanted = this.synced?.[String(this.deps.seat)] ?? 0;
+    if (wanted === 0) return;
+    // The sync point's entries may still be on their way to the store.
+    const until = Date.now() + STORE_WAIT_MS;
+    while (!this.done && (await this.deps.history.count()) < wanted && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 100));
+    let sent = 0;
+    let after = 0;
+    while (!this.done && sent < wanted) {
+      const page = await this.deps.history.page(after, Math.min(HISTORY_PAGE, wanted - sent));
+      if (page.length === 0) break;
+      for (const entry of page) {
+        if (entry.message === '')
+          this.write({ type: 'size', seat: this.deps.seat, width: entry.width, height: entry.height });
+        else
+          this.write({
+            type: 'out',
+            seat: this.deps.seat,
+            width: entry.width,
+            height: entry.height,
+            data: Buffer.from(entry.message, 'utf8').toString('base64'),
+          });
+      }
+      sent += page.length;
+      after = (page.at(-1) as HistoryEntry).id;
+      if (out.writableLength > MOST_UNSENT / 2 && !this.done)
+        await new Promise<void>((resolve) => {
+          out.once('drain', resolve);
+          out.once('close', resolve);
+        });
+    }
   }
 
   private heard(message: Buffer): void {
@@ -361,6 +444,7 @@ export class SessionWatcher {
         this.synced = parsed.entries && typeof parsed.entries === 'object' ? parsed.entries : {};
         this.onSync?.('synced');
       } else if (parsed.type === 'full' && parsed.watcher === this.id) this.onSync?.('full');
+      else if (parsed.type === 'end') this.onSync?.('ended');
       return;
     }
     if (!this.started) this.waiting.push(message);
@@ -371,7 +455,7 @@ export class SessionWatcher {
     if (message[0] === OUTPUT_FRAME) {
       if (message.length < FRAME_HEAD) return;
       const { seat, event } = frameEvent(message);
-      if (seat === this.deps.seat && this.out && !this.out.destroyed) this.out.write(event);
+      if (seat === this.deps.seat) this.send(event);
       return;
     }
     const parsed = parse<LiveMessage>(message.toString());
@@ -379,16 +463,22 @@ export class SessionWatcher {
     if (parsed.type === 'size') {
       if (parsed.seat === this.deps.seat) this.write(parsed);
     } else if (parsed.type === 'watchers') {
-      this.write({ type: 'watchers', names: Array.isArray(parsed.names) ? parsed.names : [] });
+      const names = Array.isArray(parsed.names) ? parsed.names.map(String) : [];
+      this.write({
+        type: 'watchers',
+        names: this.deps.anonymous
+          ? names.map((n) => (n === this.deps.name ? n : 'a member of the namespace'))
+          : names,
+      });
     } else if (parsed.type === 'end') {
-      this.write(parsed);
+      this.write({ type: 'end' });
       this.out?.end();
       void this.stop();
     }
   }
 
   /** Ends the stream from outside (a share link revoked or expired): says why, then closes. */
-  finish(reason: 'revoked' | 'expired'): void {
+  finish(reason: EndReason): void {
     if (this.done) return;
     this.write({ type: 'end', reason });
     this.out?.end();
@@ -396,11 +486,31 @@ export class SessionWatcher {
   }
 
   private write(message: LiveMessage): void {
-    if (this.out && !this.out.destroyed) this.out.write(`data: ${JSON.stringify(message)}\n\n`);
+    this.send(`data: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** Writes one event; a reader that lets more than the most pile up is dropped, with the reason. */
+  private send(event: string): void {
+    const out = this.out;
+    if (!out || out.destroyed || this.done) return;
+    if (this.started && out.writableLength > MOST_UNSENT) {
+      out.write(`data: ${JSON.stringify({ type: 'end', reason: 'behind' })}\n\n`);
+      out.end();
+      void this.stop();
+      return;
+    }
+    out.write(event);
   }
 
   private async heartbeat(): Promise<void> {
-    if (!(await this.deps.allowed().catch(() => false))) {
+    if (this.done) return;
+    const [allowed, live] = await Promise.all([
+      this.deps.allowed().catch(() => false),
+      this.deps.live().catch(() => true),
+    ]);
+    if (this.done) return;
+    if (!allowed || !live) {
+      if (!live) this.write({ type: 'end' });
       this.out?.end();
       await this.stop();
       return;
@@ -418,6 +528,7 @@ export class SessionWatcher {
     if (this.done) return;
     this.done = true;
     if (this.beat) clearInterval(this.beat);
+    this.beat = undefined;
     const unsubscribe = this.unsubscribe;
     this.unsubscribe = undefined;
     await Promise.all([this.call(false).catch(() => {}), unsubscribe?.().catch(() => {})]);

@@ -277,11 +277,27 @@ describe(`watching a live session over ssh${shared ? ', from a second server' : 
       await term.waitFor(/through-link-16/, at);
       await eventually(() => viewer.screen.includes('through-link-16'), 'the live output on the link');
 
+      // A viewer without an account is not told who of the namespace watches, only that a member does.
+      const member = await Watch.open(watchVia, uid, world.owner.token);
+      await eventually(
+        () =>
+          JSON.stringify(viewer.watchers) ===
+          JSON.stringify(['someone with a share link', 'a member of the namespace']),
+        'the names a link viewer is given',
+      );
+      await eventually(() => member.watchers?.includes(world.owner.user) ?? false, 'the names a member is given');
+      member.close();
+      // One link holds at most three streams on a server: the watchers of the session are not a link's to fill.
+      const more = [await Watch.shared(watchVia, token), await Watch.shared(watchVia, token)];
+      expect(more.map((w) => w.status)).to.deep.equal([200, 200]);
+      expect((await Watch.shared(watchVia, token)).status).to.equal(429);
+      for (const w of more) w.close();
+
       // Each use is counted on the link and kept with the session.
       const listed = await world.api('GET', `/api/sessions/${uid}/shares`);
       expect(listed.status).to.equal(200);
       expect(listed.body).to.have.length(1);
-      expect(listed.body[0]).to.include({ id, uses: 1, active: true, created_by: world.owner.user });
+      expect(listed.body[0]).to.include({ id, uses: 3, active: true, created_by: world.owner.user });
       expect(listed.body[0]).to.not.have.property('token');
       const session = await world.api('GET', `/api/sessions/${uid}`);
       const viewed = session.body.events.items.find((e: { type: string }) => e.type === 'share-viewed');

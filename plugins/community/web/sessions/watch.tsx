@@ -12,7 +12,7 @@ interface LiveMessage {
   width?: number;
   height?: number;
   names?: string[];
-  reason?: 'revoked' | 'expired';
+  reason?: 'revoked' | 'expired' | 'behind';
 }
 
 type WatchState =
@@ -122,6 +122,8 @@ export function LiveTerminal({
       if (abort.signal.aborted) return;
       if (reason === 'revoked') setState({ phase: 'failed', message: 'The share link was revoked.' });
       else if (reason === 'expired') setState({ phase: 'failed', message: 'The share link has expired.' });
+      else if (reason === 'behind')
+        setState({ phase: 'failed', message: 'The live view fell behind the session on this connection.' });
       else if (ended) {
         setState({ phase: 'ended' });
         onEndedRef.current();
