@@ -7,6 +7,7 @@ import * as devices from './devices/index';
 import * as events from './events/index';
 import * as firewall from './firewall/index';
 import * as gateway from './gateway/index';
+import { registerRecordingMetrics } from './gateway/recording-metrics';
 import * as info from './info/index';
 import * as installkeys from './installkeys/index';
 import * as members from './members/index';
@@ -60,6 +61,7 @@ export default definePlugin({
     // Several instances (see docs/content/developers/architecture.md): close calls and disconnects reach the instance that holds the session
     // or the tunnel.
     await ctx.container.cradle.liveSessions.listen();
+    registerRecordingMetrics(ctx.container.cradle.metrics.registry);
     await ctx.container.cradle.tunnelHub.listen();
     // A sign-out on any instance closes the web terminals its sign-in opened on this one.
     await ctx.container.cradle.webTerminal.listen();

@@ -25,7 +25,16 @@ describe('security: /metrics is internal or token-protected', function () {
       expect(withBearer.status).to.equal(404);
       const internal = await fetch(`${server.kernel.internalUrl}/metrics`);
       expect(internal.status).to.equal(200);
-      expect(await internal.text()).to.match(/gatehouse_http_requests_total/);
+      const text = await internal.text();
+      expect(text).to.match(/gatehouse_http_requests_total/);
+      // What recording lost or holds for retrying is seen here before on any session's page.
+      for (const name of [
+        'gatehouse_recording_write_failures_total',
+        'gatehouse_recording_lost_bytes_total',
+        'gatehouse_recording_retrying_bytes',
+        'gatehouse_recording_unwritten_bytes',
+      ])
+        expect(text).to.match(new RegExp(`^${name} \\d+$`, 'm'), name);
     });
   });
 

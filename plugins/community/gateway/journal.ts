@@ -27,6 +27,30 @@ const waitingForRoom = new Set<SessionJournal>();
 export function unwrittenRecordings(): number {
   return unwrittenEverywhere;
 }
+
+/**
+ * Output the store failed to take is kept and written again, oldest first, with a growing pause between tries: a
+ * store that is down for a while (a restart, a failover, a full disk) loses no recording. What is kept for retrying
+ * is bounded, per session and for the process: past it the oldest is dropped, and what is dropped is counted, on the
+ * session (`recording_lost_bytes`, once the store takes it), in the metrics and in the log. A session that ended
+ * goes on retrying for a while; what is left then is counted as lost the same way.
+ */
+const MOST_RETRYING = 8 * 1024 * 1024;
+const MOST_RETRYING_EVERYWHERE = 64 * 1024 * 1024;
+const RETRY_FIRST_MS = 500;
+const RETRY_MOST_MS = 30_000;
+const RETRY_AFTER_END_MS = 10 * 60_000;
+let retryingEverywhere = 0;
+
+/** What recording lost or is retrying, in this process since it started (the metrics read these). */
+export const recordingLosses = {
+  /** Writes of recorded output the store refused or failed. */
+  failedWrites: 0,
+  /** Bytes of recorded output given up on. */
+  lostBytes: 0,
+  /** Bytes kept now for writing again. */
+  retrying: () => retryingEverywhere,
+};
 /** Output within this many milliseconds of the previous entry joins it, up to this many bytes. */
 const COALESCE_MS = 20;
 const COALESCE_BYTES = 256 * 1024;
@@ -118,6 +142,17 @@ export class SessionJournal {
   private readonly entries = new Map<number, number>();
   /** Sees the output as it passes while someone watches the session (gateway/watch.ts). */
   tap: JournalTap | undefined;
+  /** Entries the store failed to take, oldest first, with their bytes: written again before any newer ones. */
+  private readonly retrying: { records: NewRecord[]; bytes: number }[] = [];
+  private retryingBytes = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelay = RETRY_FIRST_MS;
+  /** Output given up on and not yet counted on the session, and when the first of it was. */
+  private lost = 0;
+  private lostAt: Date | undefined;
+  /** The session's row could not be written: it is written again before anything else. */
+  private rowMissing = false;
+  private endedAt: number | undefined;
 
   constructor(
     private readonly sessions: SessionService,
@@ -324,11 +359,21 @@ export class SessionJournal {
     if (events.length) this.enqueue(() => this.sessions.addEvents(this.tenantId, this.uid, events));
     if (records.length)
       // Written or failed (even at once, before a promise), the bytes are released; only a write the store took gives
-      // its slabs back.
+      // its slabs back. While older entries wait to be written again, these wait behind them, so the recording
+      // keeps its order.
       this.enqueue(async () => {
         try {
-          await this.sessions.addRecords(this.tenantId, this.uid, records);
-          giveBack(slabs);
+          if (this.retrying.length > 0 || this.rowMissing) {
+            this.keepForRetry(records, bytes);
+            return;
+          }
+          try {
+            await this.sessions.addRecords(this.tenantId, this.uid, records);
+            giveBack(slabs);
+          } catch (err) {
+            this.failed(err);
+            this.keepForRetry(records, bytes);
+          }
         } finally {
           this.written(bytes);
         }
@@ -339,14 +384,99 @@ export class SessionJournal {
     }
   }
 
+  private openRow(): Promise<void> {
+    return this.sessions
+      .open({ ...this.session, tenantId: this.tenantId, uid: this.uid })
+      .then(() => undefined);
+  }
+
   private enqueue(write: () => Promise<void>): void {
     if (!this.opened) {
       this.opened = true;
-      const open = () =>
-        this.sessions.open({ ...this.session, tenantId: this.tenantId, uid: this.uid }).then(() => undefined);
-      this.chain = this.chain.then(open).catch((err: unknown) => this.failed(err));
+      this.chain = this.chain
+        .then(() => this.openRow())
+        .catch((err: unknown) => {
+          this.failed(err);
+          // Without its row nothing of the session can be written: the recording waits for it, as for a retry.
+          this.rowMissing = true;
+          this.scheduleRetry();
+        });
     }
     this.chain = this.chain.then(write).catch((err: unknown) => this.failed(err));
+  }
+
+  /** Keeps entries the store did not take, copied out of the slabs, within the bounds; drops the oldest past them. */
+  private keepForRetry(records: NewRecord[], bytes: number): void {
+    const kept = records.map((r) =>
+      typeof r.message === 'string' ? r : { ...r, message: Buffer.from(r.message) },
+    );
+    this.retrying.push({ records: kept, bytes });
+    this.retryingBytes += bytes;
+    retryingEverywhere += bytes;
+    while (
+      this.retrying.length > 1 &&
+      (this.retryingBytes > MOST_RETRYING || retryingEverywhere > MOST_RETRYING_EVERYWHERE)
+    )
+      this.giveUp(this.retrying.shift() as { bytes: number });
+    this.scheduleRetry();
+  }
+
+  private giveUp(batch: { bytes: number }): void {
+    this.retryingBytes -= batch.bytes;
+    retryingEverywhere -= batch.bytes;
+    this.lost += batch.bytes;
+    this.lostAt ??= new Date();
+    recordingLosses.lostBytes += batch.bytes;
+    this.log.error(
+      { session: this.uid, bytes: batch.bytes },
+      'recorded output given up on: the store did not take it',
+    );
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.chain = this.chain.then(() => this.retry());
+    }, this.retryDelay);
+    this.retryTimer.unref();
+  }
+
+  /** Writes again what waits, oldest first; then counts on the session what was given up on. */
+  private async retry(): Promise<void> {
+    try {
+      if (this.rowMissing) {
+        await this.openRow();
+        this.rowMissing = false;
+      }
+      while (this.retrying.length > 0) {
+        const batch = this.retrying[0] as { records: NewRecord[]; bytes: number };
+        await this.sessions.addRecords(this.tenantId, this.uid, batch.records);
+        this.retrying.shift();
+        this.retryingBytes -= batch.bytes;
+        retryingEverywhere -= batch.bytes;
+      }
+      if (this.lost > 0) {
+        const [bytes, at] = [this.lost, this.lostAt ?? new Date()];
+        await this.sessions.markRecordingLoss(this.tenantId, this.uid, bytes, at);
+        this.lost -= bytes;
+        if (this.lost === 0) this.lostAt = undefined;
+      }
+      this.retryDelay = RETRY_FIRST_MS;
+    } catch (err) {
+      this.failed(err);
+      if (this.endedAt !== undefined && Date.now() - this.endedAt > RETRY_AFTER_END_MS) {
+        // Given up on: logged, counted; the session keeps no trace only if its row can never be written.
+        for (const batch of this.retrying.splice(0)) this.giveUp(batch);
+        this.log.error(
+          { session: this.uid, lost: this.lost },
+          'stopped retrying a recording the store did not take',
+        );
+        return;
+      }
+      this.retryDelay = Math.min(this.retryDelay * 2, RETRY_MOST_MS);
+      this.scheduleRetry();
+    }
   }
 
   /**
@@ -354,6 +484,7 @@ export class SessionJournal {
    * the embedded store its parameters in the error, and those are recorded terminal output, not for the log.
    */
   private failed(err: unknown): void {
+    recordingLosses.failedWrites++;
     const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
     const text = typeof message === 'string' ? message : String(err);
     // knex: "<statement> - <what PostgreSQL said>".
@@ -374,6 +505,7 @@ export class SessionJournal {
     this.carried.clear();
     this.flush();
     this.ended = true;
+    this.endedAt = Date.now();
     // Nothing was ever written: no row to close.
     if (this.opened) this.enqueue(() => this.sessions.markClosed(this.tenantId, this.uid));
     return this.chain;

@@ -48,6 +48,9 @@ export class Session extends TenantModel {
   /** When its recording was removed, and why (`retention`: older than its namespace keeps recordings). */
   declare recording_removed_at: Date | null;
   declare recording_removed_reason: 'retention' | null;
+  /** Output the recording lost because the store could not take it, and when the first of it was lost. */
+  declare recording_lost_bytes: number | string;
+  declare recording_lost_at: Date | null;
   /** The gateway instance carrying it; null on rows written before instances were named. */
   declare instance: string | null;
   /** Not a column: read with the store's clock where a session is shown (sessions/service.ts, LIVE_WINDOW_SECONDS). */

@@ -35,6 +35,15 @@ export const sessionSchema = T.Object({
   recording_removed_reason: T.Union([T.Literal('retention'), T.Null()], {
     description: "Why: retention, older than its namespace's settings.recording_retention_days.",
   }),
+  recording_lost_bytes: T.Integer({
+    minimum: 0,
+    description:
+      'Bytes of terminal output the recording does not hold because the store could not take them (retried, ' +
+      'then given up on, or dropped past what a session keeps for retrying). 0 for a complete recording.',
+  }),
+  recording_lost_at: T.Union([T.String({ format: 'date-time' }), T.Null()], {
+    description: 'When the recording first lost output, else null.',
+  }),
   type: T.Union([T.Literal('web'), T.Literal('term')]),
   term: T.String(),
   position: T.Object({ latitude: T.Number(), longitude: T.Number() }),

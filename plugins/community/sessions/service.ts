@@ -96,6 +96,8 @@ function present(row: SessionModel, events: SessionEventModel[], device: DeviceV
     recorded: row.recorded,
     recording_removed_at: row.recording_removed_at ? new Date(row.recording_removed_at).toISOString() : null,
     recording_removed_reason: row.recording_removed_reason ?? null,
+    recording_lost_bytes: Number(row.recording_lost_bytes ?? 0),
+    recording_lost_at: row.recording_lost_at ? new Date(row.recording_lost_at).toISOString() : null,
     type: row.type,
     term: row.term,
     position: row.position,
@@ -189,6 +191,20 @@ export class SessionService {
    */
   async touch(uids: string[]): Promise<void> {
     if (uids.length) await this.db('sessions').whereIn('uid', uids).update({ last_seen: new Date() });
+  }
+
+  /**
+   * Counts output the recording lost (the store could not take it): the trace a session keeps, shown on its page.
+   * `at` is when the first of it was lost.
+   */
+  async markRecordingLoss(tenantId: string, uid: string, bytes: number, at: Date): Promise<void> {
+    await this.store(tenantId)
+      .query(SessionModel)
+      .findById(uid)
+      .patch({
+        recording_lost_bytes: this.db.raw('recording_lost_bytes + ?', [bytes]) as unknown as number,
+        recording_lost_at: this.db.raw('coalesce(recording_lost_at, ?)', [at]) as unknown as Date,
+      });
   }
 
   async markClosed(tenantId: string, uid: string): Promise<void> {

@@ -173,6 +173,32 @@ describe('web console: sessions say what is true, and play back with pause, seek
     await expectAccessible(page, 'session details, recorded');
   });
 
+  it('says on the page of a recording that lost output how much, and still plays the rest (on PostgreSQL: TEST_DATABASE_URL)', async function () {
+    // The journal counts what it gave up on once the store is back (tested in test/unit/community/journal.test.ts);
+    // here the count is written as it writes it, which needs the server's own database.
+    if (!world.server.databaseUrl) this.skip();
+    const recorded = (await list()).find((s) => s.recorded);
+    if (!recorded) throw new Error('no recorded session');
+    const db = new pg.Client({ connectionString: world.server.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(
+        'update sessions set recording_lost_bytes = $2, recording_lost_at = now() where uid = $1',
+        [recorded.uid, 5 * 1024 * 1024 + 300 * 1024],
+      );
+    } finally {
+      await db.end();
+    }
+    const answer = await (await world.api(`/api/sessions/${recorded.uid}`)).json();
+    expect(answer.recording_lost_bytes).to.equal(5 * 1024 * 1024 + 300 * 1024);
+    await page.goto(`${world.server.url}/sessions/${recorded.uid}`);
+    const alert = page.getByText('Part of this recording was not stored');
+    await alert.waitFor();
+    await page.getByText(/5\.3 MiB of this session's output could not be written/).waitFor();
+    await page.getByRole('button', { name: 'Play recording' }).waitFor();
+    await expectAccessible(page, 'session whose recording lost output');
+  });
+
   it('keeps recordings for the time chosen in the namespace settings, and says so on a session whose recording went (on PostgreSQL: TEST_DATABASE_URL)', async function () {
     // The sweep runs hourly in the server (tested in test/integration/store/recording-retention.test.ts); here
     // its result is written as it writes it, which needs the server's own database.

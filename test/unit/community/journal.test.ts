@@ -1,6 +1,7 @@
 import type { Logger } from '@gatehouse/core';
 import { expect } from 'chai';
 import {
+  recordingLosses,
   SessionJournal,
   unfinishedSequence,
   unwrittenRecordings,
@@ -29,6 +30,7 @@ function recorder(opts: { fail?: Error } = {}) {
     addEvents: async () => {},
     update: async () => {},
     markClosed: async () => {},
+    markRecordingLoss: async () => {},
     addRecords: (_tenant: string, _uid: string, records: NewRecord[]) =>
       new Promise<void>((resolve, reject) =>
         writes.push({ records, finish: () => (opts.fail ? reject(opts.fail) : resolve()) }),
@@ -235,6 +237,74 @@ describe('community: the session journal keeps recorded output', () => {
     // Given up on, each failed write's bytes are counted out once: none left, none taken twice.
     await ended(journal, writes);
     expect(unwrittenRecordings()).to.equal(before);
+  });
+
+  /** A store that is down while `down` is set (every write fails at once) and keeps what it takes otherwise. */
+  function outage() {
+    const state = { down: true, stored: [] as NewRecord[], losses: [] as { bytes: number; at: Date }[] };
+    const sessions = {
+      open: async () => 'uid',
+      addEvents: async () => {},
+      update: async () => {},
+      markClosed: async () => {},
+      markRecordingLoss: async (_t: string, _u: string, bytes: number, at: Date) => {
+        if (state.down) throw new Error('connection refused');
+        state.losses.push({ bytes, at });
+      },
+      addRecords: async (_t: string, _u: string, records: NewRecord[]) => {
+        if (state.down) throw new Error('connection refused');
+        state.stored.push(...records);
+      },
+    };
+    const quiet = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} } as unknown as Logger;
+    const journal = new SessionJournal(
+      sessions as unknown as SessionService,
+      'tenant',
+      { deviceUid: 'device', username: 'root', ip: '127.0.0.1', type: 'term' } as never,
+      quiet,
+    );
+    return { journal, state };
+  }
+
+  it('writes again, in order, what the store failed to take once it is back, and loses nothing', async () => {
+    const { journal, state } = outage();
+    const failedBefore = recordingLosses.failedWrites;
+    journal.output(0, Buffer.from('first '), 80, 24);
+    await sleep(300);
+    journal.output(0, Buffer.from('second '), 80, 24);
+    await sleep(300);
+    expect(state.stored).to.have.length(0);
+    expect(recordingLosses.failedWrites).to.be.greaterThan(failedBefore);
+    expect(recordingLosses.retrying()).to.be.greaterThan(0);
+    state.down = false;
+    journal.output(0, Buffer.from('third'), 80, 24);
+    for (let i = 0; i < 100 && stored(state.stored) !== 'first second third'; i++) await sleep(20);
+    expect(stored(state.stored)).to.equal('first second third');
+    expect(state.losses).to.deep.equal([]);
+    await journal.end();
+  });
+
+  it('keeps at most 8 MiB of a session for retrying, and counts what it dropped on the session once it can', async () => {
+    const { journal, state } = outage();
+    const lostBefore = recordingLosses.lostBytes;
+    const mib = 1024 * 1024;
+    // Three flushes of 4 MiB, each of its own letter, while the store is down.
+    for (const letter of ['a', 'b', 'c']) {
+      const chunk = Buffer.alloc(256 * 1024, letter);
+      for (let i = 0; i < 16; i++) journal.output(0, chunk, 80, 24);
+      await sleep(20);
+    }
+    await sleep(50);
+    expect(recordingLosses.lostBytes - lostBefore).to.equal(4 * mib);
+    state.down = false;
+    for (let i = 0; i < 150 && state.losses.length === 0; i++) await sleep(20);
+    // The newest 8 MiB are written, in order; the oldest 4 MiB are counted on the session, not silently gone.
+    const text = stored(state.stored);
+    expect(text.length).to.equal(8 * mib);
+    expect(text[0]).to.equal('b');
+    expect(text.at(-1)).to.equal('c');
+    expect(state.losses.map((l) => l.bytes)).to.deep.equal([4 * mib]);
+    await journal.end();
   });
 
   it('keeps a size change between the output before and after it', async () => {

@@ -86,6 +86,13 @@ function Recording({ uid, seats, events }: { uid: string; seats: number[]; event
   );
 }
 
+/** An amount of lost output in words: bytes, KiB or MiB. */
+function lostText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
 export function SessionDetailsPage({ params }: { params: Record<string, string> }) {
   const api = useApi();
   const mayClose = useCan()(calls.closeSession).allowed;
@@ -182,6 +189,13 @@ export function SessionDetailsPage({ params }: { params: Record<string, string> 
               session.reload();
             }}
           />
+        ) : null}
+        {recording.recorded && s.recording_lost_bytes > 0 ? (
+          <Alert kind="warn" title="Part of this recording was not stored">
+            {lostText(s.recording_lost_bytes)} of this session's output could not be written to the database,
+            from {formatDate(s.recording_lost_at)}: the server kept it for a while and tried again, then gave
+            up. What was stored plays below, with that part missing.
+          </Alert>
         ) : null}
         {recording.recorded && s.active ? <ShareLinks uid={s.uid} /> : null}
         {recording.recorded ? (
