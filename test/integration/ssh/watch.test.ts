@@ -285,7 +285,10 @@ describe(`watching a live session over ssh${shared ? ', from a second server' : 
           JSON.stringify(['someone with a share link', 'a member of the namespace']),
         'the names a link viewer is given',
       );
-      await eventually(() => member.watchers?.includes(world.owner.user) ?? false, 'the names a member is given');
+      await eventually(
+        () => member.watchers?.includes(world.owner.user) ?? false,
+        'the names a member is given',
+      );
       member.close();
       // One link holds at most three streams on a server: the watchers of the session are not a link's to fill.
       const more = [await Watch.shared(watchVia, token), await Watch.shared(watchVia, token)];
