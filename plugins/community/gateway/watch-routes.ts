@@ -216,7 +216,7 @@ export const watchRoutes = [
     description: 'The link stops working at once, and whoever watches through it stops watching.',
     tags: ['sessions'],
     schema: {
-      params: T.Object({ uid: sessionUidSchema, id: T.String({ pattern: '^[0-9a-f]{32}$' }) }),
+      params: T.Object({ uid: sessionUidSchema, id: T.String({ minLength: 1, maxLength: 64 }) }),
       response: { 200: T.Object({}), 404: null },
     },
     async handler({ params, services }) {

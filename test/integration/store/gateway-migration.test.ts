@@ -5,6 +5,7 @@ import { openDatabase } from '../../../core/store/db';
 import { migrateLatest } from '../../../core/store/migrate';
 import * as gateway from '../../../plugins/community/migrations/20261121003000_gateway';
 import * as recordCompression from '../../../plugins/community/migrations/20261121004000_record_compression';
+import * as sessionShares from '../../../plugins/community/migrations/20261224000000_session_shares';
 import { communityEditionMigrations } from '../../support/migrations';
 import { dropDatabase, freshDatabase } from '../../support/server';
 
@@ -133,11 +134,15 @@ describe('store migrations: public keys, firewall rules and sessions', () => {
   });
 
   it('goes down and up again', async () => {
+    // Share links refer to sessions: that later migration goes down first, as a rollback of both would.
+    await sessionShares.down(db);
     await gateway.down(db);
     for (const t of ['public_keys', 'firewall_rules', 'sessions', 'session_events', 'session_records']) {
       expect(await db.schema.hasTable(t), t).to.equal(false);
     }
     await gateway.up(db);
+    await sessionShares.up(db);
     expect(await db.schema.hasTable('session_records')).to.equal(true);
+    expect(await db.schema.hasTable('session_shares')).to.equal(true);
   });
 });
