@@ -32,15 +32,20 @@ const methods = ['get', 'post', 'put', 'patch', 'delete', 'head', 'options'];
 /** Scrolls an API reference to its end, as a reader would, until every operation has its details. */
 async function scrollThroughOperations(page: Page): Promise<void> {
   await page.locator('[data-api-reference]').waitFor();
-  for (let step = 0; step < 500; step++) {
-    const done = await page.evaluate(() => {
-      // Two screens a step: an operation counts as near from a screen above the viewport to a screen below it.
-      window.scrollBy(0, 2 * window.innerHeight);
+  for (let step = 0; step < 1000; step++) {
+    const done = await page.evaluate(async () => {
+      const waiting = document.querySelector('[data-operation][aria-busy]');
       const atEnd = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
-      return atEnd && document.querySelector('[data-operation][aria-busy]') === null;
+      if (atEnd && !waiting) return true;
+      // Two screens a step: an operation counts as near from a screen above the viewport to a screen below it. One
+      // that a busy machine's slow frames let a step pass is brought into view at the end, as a reader would.
+      if (atEnd && waiting) waiting.scrollIntoView();
+      else window.scrollBy(0, 2 * window.innerHeight);
+      // Two frames, so that the visibility of what came near has been looked at before the next step.
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      return false;
     });
     if (done) return;
-    await page.waitForTimeout(20);
   }
   throw new Error('some operations never showed their details');
 }
