@@ -1,6 +1,6 @@
-import { PassThrough } from 'node:stream';
 import { defineRoute, ServiceUnavailable, TooManyRequests } from '@gatehouse/core';
 import { MAX_STREAMS_PER_CALLER } from './service';
+import { eventStream } from './stream';
 
 /** `GET /api/events`: the caller's namespace's events as Server-Sent Events (docs/content/developers/event-stream.md). */
 export const eventRoutes = [
@@ -34,18 +34,9 @@ export const eventRoutes = [
       } catch {
         throw new ServiceUnavailable('the event stream is unavailable');
       }
-      // The stream stays open: no socket timeout, no compression (it would hold events back), no caching.
-      ctx.req.socket.setTimeout(0);
-      ctx.req.socket.setNoDelay(true);
-      ctx.compress = false;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('X-Accel-Buffering', 'no');
-      ctx.type = 'text/event-stream; charset=utf-8';
-      const out = new PassThrough();
+      const out = eventStream(ctx);
       events.add(tenant, owner, out, stillAllowed);
-      ctx.res.once('close', () => out.destroy());
       out.write('retry: 2000\n: connected\n\n');
-      ctx.body = out;
       return undefined;
     },
   }),

@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import {
   type Caller,
   type Cradle,
@@ -12,6 +11,7 @@ import {
 } from '@gatehouse/core';
 import { Type as T } from '@sinclair/typebox';
 import type { Context } from 'koa';
+import { eventStream } from '../events/stream';
 import { Session, SessionRecord } from '../sessions/model';
 import { sessionUidSchema, uidParams } from '../sessions/schemas';
 import {
@@ -83,16 +83,7 @@ async function stream(ctx: Context, watcher: SessionWatcher): Promise<void> {
   if (refused === 'full') throw new TooManyRequests('this session has as many watchers as it may have');
   if (refused === 'not-live') throw new Unprocessable('the session is not live on any gateway now');
   if (refused === 'unavailable') throw new ServiceUnavailable('watching is unavailable now');
-  // The stream stays open: no socket timeout, no compression (it would hold output back), no caching.
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
-  ctx.compress = false;
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('X-Accel-Buffering', 'no');
-  ctx.type = 'text/event-stream; charset=utf-8';
-  const out = new PassThrough();
-  ctx.res.once('close', () => out.destroy());
-  ctx.body = out;
+  const out = eventStream(ctx);
   void watcher.follow(out);
 }
 
